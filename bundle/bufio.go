@@ -1,0 +1,8 @@
+package bundle
+
+import (
+	"bufio"
+	"io"
+)
+
+func bufioReader(r io.Reader) io.Reader { return bufio.NewReaderSize(r, 64<<10) }

@@ -1,0 +1,175 @@
+package bundle
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// RetainLimits bound which file contents Scan keeps in memory. Files over
+// MaxFile are hashed but not retained; once MaxTotal bytes are retained the
+// rest are hashed only.
+type RetainLimits struct {
+	MaxFile  int64
+	MaxTotal int64
+}
+
+// DefaultRetain keeps the text files the validators and linters read.
+func DefaultRetain() RetainLimits { return RetainLimits{MaxFile: 1 << 20, MaxTotal: 4 << 20} }
+
+// File is a member seen by Scan.
+type File struct {
+	Member
+	Digest [32]byte // sha256 of the content (files), of the target (links)
+	Data   []byte   // content, when retained
+}
+
+// Bundle is the in-memory view of a decoded task bundle: every member's
+// metadata, the contents of small files, and content hashes.
+type Bundle struct {
+	Files       map[string]*File // by clean relative name; directories included
+	Names       []string         // sorted member names
+	Inflated    int64            // total content bytes of regular files
+	Truncated   []string         // files whose content was not retained
+	ContentHash string           // see ContentHash
+	EnvHash     string           // hash of environment/ only
+}
+
+// Data returns the retained content of a regular file and whether it exists
+// and was retained.
+func (b *Bundle) Data(name string) ([]byte, bool) {
+	f, ok := b.Files[name]
+	if !ok || f.Kind != KindFile || (f.Data == nil && f.Size > 0) {
+		return nil, false
+	}
+	return f.Data, true
+}
+
+// Has reports whether a member of the given kind exists. Hard links count
+// as files.
+func (b *Bundle) Has(name string, k Kind) bool {
+	f, ok := b.Files[name]
+	if !ok {
+		return false
+	}
+	if k == KindFile {
+		return f.Kind == KindFile || f.Kind == KindHardlink
+	}
+	return f.Kind == k
+}
+
+// HasDir reports whether name is a directory, explicit or implied by a
+// member below it.
+func (b *Bundle) HasDir(name string) bool {
+	if b.Has(name, KindDir) {
+		return true
+	}
+	prefix := name + "/"
+	i := sort.SearchStrings(b.Names, prefix)
+	return i < len(b.Names) && strings.HasPrefix(b.Names[i], prefix)
+}
+
+var hashers = sync.Pool{New: func() any { return sha256.New() }}
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// Scan decodes a blob with Walk, hashing every file and retaining small
+// contents. Defects are returned as *Defect.
+func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
+	if len(blob) == 0 {
+		return nil, defectf(ReasonEmptyBlob, "task_binary is empty")
+	}
+	b := &Bundle{Files: make(map[string]*File)}
+	var retained int64
+	h := hashers.Get().(hash.Hash)
+	defer hashers.Put(h)
+	bufp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bufp)
+	err := Walk(bytes.NewReader(blob), lim, func(m Member, content io.Reader) error {
+		f := &File{Member: m}
+		switch m.Kind {
+		case KindFile:
+			h.Reset()
+			var sink io.Writer = h
+			var buf *bytes.Buffer
+			if m.Size <= keep.MaxFile && retained+m.Size <= keep.MaxTotal {
+				buf = bytes.NewBuffer(make([]byte, 0, m.Size))
+				sink = io.MultiWriter(h, buf)
+			}
+			n, err := io.CopyBuffer(sink, content, *bufp)
+			if err != nil {
+				return err
+			}
+			b.Inflated += n
+			if buf != nil {
+				f.Data = buf.Bytes()
+				retained += n
+			} else {
+				b.Truncated = append(b.Truncated, m.Name)
+			}
+			h.Sum(f.Digest[:0])
+		case KindSymlink:
+			f.Digest = sha256.Sum256([]byte(m.Linkname))
+		case KindHardlink:
+			src := b.Files[m.Linkname]
+			f.Digest, f.Data, f.Size, f.Mode = src.Digest, src.Data, src.Size, src.Mode
+		}
+		b.Files[m.Name] = f
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.Names = make([]string, 0, len(b.Files))
+	for name := range b.Files {
+		b.Names = append(b.Names, name)
+	}
+	sort.Strings(b.Names)
+	b.ContentHash = b.hashUnder("")
+	b.EnvHash = b.hashUnder("environment/")
+	return b, nil
+}
+
+// hashUnder computes the content hash of the members below prefix (all when
+// prefix is empty), with names relative to prefix.
+//
+// The hash covers, for each member in name order: its kind, whether it is
+// executable (the only mode bit the runtime contract cares about), its
+// relative name and the sha256 of its content or link target. Directories
+// count only when empty, so packers that omit directory entries, reorder
+// members or stamp other times and owners all give the same hash.
+func (b *Bundle) hashUnder(prefix string) string {
+	h := sha256.New()
+	for _, name := range b.Names {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		f := b.Files[name]
+		rel := strings.TrimPrefix(name, prefix)
+		switch f.Kind {
+		case KindDir:
+			if j := sort.SearchStrings(b.Names, name+"/"); j < len(b.Names) && strings.HasPrefix(b.Names[j], name+"/") {
+				continue // non-empty: implied by its children
+			}
+			fmt.Fprintf(h, "d - %s\x00", rel)
+		case KindFile, KindHardlink:
+			fmt.Fprintf(h, "f %s %x %s\x00", execFlag(f.Mode), f.Digest, rel)
+		case KindSymlink:
+			fmt.Fprintf(h, "l - %x %s\x00", f.Digest, rel)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func execFlag(m fs.FileMode) string {
+	if m&0o111 != 0 {
+		return "x"
+	}
+	return "-"
+}

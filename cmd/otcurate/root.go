@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/otcurate/otcurate/bundle"
+)
+
+// globals are the persistent flags shared by every command.
+type globals struct {
+	logLevel   string
+	logFormat  string
+	noProgress bool
+	workers    int
+	maxBytes   int64
+	maxMembers int
+	maxFile    int64
+
+	logger *slog.Logger
+}
+
+func (g *globals) limits() bundle.Limits {
+	return bundle.Limits{MaxTotalBytes: g.maxBytes, MaxMembers: g.maxMembers, MaxFileBytes: g.maxFile}
+}
+
+// interactive reports whether progress bars may be drawn.
+func (g *globals) interactive() bool {
+	return !g.noProgress && term.IsTerminal(int(os.Stderr.Fd()))
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	def := bundle.DefaultLimits()
+	root := &cobra.Command{
+		Use:   "otcurate",
+		Short: "Curate RL task pools you can trust",
+		Long: `otcurate turns a pool of executable Harbor tasks into a training set whose rewards can
+be trusted: every task validated, deduplicated, filtered and selected, every drop explained.
+
+Exit codes: 0 ok; 1 fatal error; 2 usage error; 3 finished, but some tasks or rows
+could not be handled (see the output); 130 interrupted (Ctrl-C).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Name() == cobra.ShellCompRequestCmd {
+				return nil
+			}
+			return g.setupLogging(cmd.ErrOrStderr())
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
+	pf.BoolVar(&g.noProgress, "no-progress", false, "never draw progress bars (they are drawn only on a terminal)")
+	pf.IntVar(&g.workers, "workers", runtime.GOMAXPROCS(0), "tasks decoded concurrently")
+	pf.Int64Var(&g.maxBytes, "max-bundle-bytes", def.MaxTotalBytes, "limit on a bundle's inflated size (gzip bomb guard)")
+	pf.IntVar(&g.maxMembers, "max-members", def.MaxMembers, "limit on a bundle's member count")
+	pf.Int64Var(&g.maxFile, "max-file-bytes", def.MaxFileBytes, "limit on one file inside a bundle")
+	_ = root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+
+	root.AddGroup(&cobra.Group{ID: "curate", Title: "Curation:"}, &cobra.Group{ID: "data", Title: "Datasets:"})
+	root.AddCommand(
+		newBuildCmd(g),
+		newValidateCmd(g),
+		newPackCmd(g),
+		newUnpackCmd(g),
+		newInspectCmd(g),
+		newGenPoolCmd(g),
+	)
+	return root
+}
+
+func (g *globals) setupLogging(w io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return usageErr(fmt.Errorf("--log-level: %w", err))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.logFormat {
+	case "text":
+		g.logger = slog.New(slog.NewTextHandler(w, opts))
+	case "json":
+		g.logger = slog.New(slog.NewJSONHandler(w, opts))
+	default:
+		return usageErr(fmt.Errorf("--log-format must be text or json, not %q", g.logFormat))
+	}
+	if g.workers < 1 {
+		return usageErr(fmt.Errorf("--workers must be at least 1"))
+	}
+	return nil
+}
+
+func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }

@@ -1,0 +1,80 @@
+package filters
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pipeline"
+)
+
+// Options configure the stages built by Build.
+type Options struct {
+	Limits bundle.Limits
+	Target int
+	Seed   int64
+}
+
+// DefaultStages is the stage list of `otcurate build` today. The issue
+// tracker adds lint, env and flaky (and difficulty with a policy).
+var DefaultStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeline.StageSelect}
+
+// notBuilt names stages that are part of the design but not implemented
+// yet. Asking for one is an error: passing tasks through silently would
+// publish unfiltered data under a filter's name.
+var notBuilt = map[string]string{
+	pipeline.StageLint:       "static lint checks (issue #4)",
+	pipeline.StageEnv:        "environment stability in the Docker sandbox (issues #3, #4)",
+	pipeline.StageFlaky:      "the oracle/nop verifier gate with repeats (issues #3, #4)",
+	pipeline.StageDifficulty: "policy pass rates (issue #5)",
+}
+
+// ParseStages splits a comma-separated stage list. validate is always run
+// first, because it is what turns rows into tasks; it is added when left
+// out.
+func ParseStages(list string) ([]string, error) {
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("stage %q listed twice", n)
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no stages given")
+	}
+	if names[0] != pipeline.StageValidate {
+		if seen[pipeline.StageValidate] {
+			return nil, fmt.Errorf("validate must be the first stage")
+		}
+		names = append([]string{pipeline.StageValidate}, names...)
+	}
+	return names, nil
+}
+
+// Build turns stage names into stages.
+func Build(names []string, opts Options) ([]pipeline.Stage, error) {
+	var out []pipeline.Stage
+	for _, n := range names {
+		switch n {
+		case pipeline.StageValidate:
+			out = append(out, Validate{Limits: opts.Limits})
+		case pipeline.StageDedup:
+			out = append(out, Dedup{})
+		case pipeline.StageSelect:
+			out = append(out, Select{Target: opts.Target, Seed: opts.Seed})
+		default:
+			if what, ok := notBuilt[n]; ok {
+				return nil, fmt.Errorf("stage %q is not built yet: %s; refusing to run rather than pass tasks through unfiltered", n, what)
+			}
+			return nil, fmt.Errorf("unknown stage %q (stages: validate, dedup, lint, env, flaky, difficulty, select)", n)
+		}
+	}
+	return out, nil
+}

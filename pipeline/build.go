@@ -1,0 +1,222 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pool"
+)
+
+// Run-directory file names: the contract users script against.
+const (
+	DecisionsFile = "decisions.jsonl"
+	SummaryFile   = "summary.json"
+)
+
+// BuildOptions configure a curation run.
+type BuildOptions struct {
+	Source   pool.Source
+	Stages   []Stage
+	Output   string // dataset file; a directory of HF shards when Shards > 1; "" writes none
+	Shards   int
+	RunDir   string // "" keeps decisions in memory only (inspect, validate)
+	Workers  int
+	Limits   bundle.Limits
+	Logger   *slog.Logger
+	Progress Progress
+	// OnDecision, when set, sees every decision (after the run dir does).
+	OnDecision func(Decision)
+}
+
+// Summary is summary.json: the funnel of one run.
+type Summary struct {
+	Tool        string          `json:"tool"`
+	Pool        string          `json:"pool"`
+	Stages      []string        `json:"stages"`
+	StartedAt   time.Time       `json:"started_at"`
+	FinishedAt  time.Time       `json:"finished_at"`
+	WallSeconds float64         `json:"wall_seconds"`
+	Interrupted bool            `json:"interrupted"`
+	TasksIn     int64           `json:"tasks_in"`
+	TasksKept   int64           `json:"tasks_kept"`
+	Errors      int64           `json:"errors"`
+	Output      []string        `json:"output"`
+	Funnel      []*StageSummary `json:"funnel"`
+}
+
+// Build runs the stages over the pool, writes the run directory and, unless
+// interrupted, the output dataset holding the kept tasks in pool order. On
+// interruption it returns ctx's error with a summary marked interrupted.
+func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	sum := &Summary{Tool: "otcurate", Pool: o.Source.String(), StartedAt: time.Now().UTC(), Output: []string{}}
+	for _, s := range o.Stages {
+		sum.Stages = append(sum.Stages, s.Name())
+	}
+	var sink DecisionSink = discardSink{}
+	var js *jsonlSink
+	if o.RunDir != "" {
+		if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("run dir: %w", err)
+		}
+		var err error
+		js, err = newJSONLSink(filepath.Join(o.RunDir, DecisionsFile))
+		if err != nil {
+			return nil, nil, err
+		}
+		sink = js
+	}
+	if o.OnDecision != nil {
+		sink = teeSink{sink, o.OnDecision}
+	}
+	eng := &Engine{Source: o.Source, Stages: o.Stages, Workers: o.Workers, Limits: o.Limits,
+		Sink: sink, Logger: o.Logger, Progress: o.Progress}
+	res, runErr := eng.Run(ctx)
+	if js != nil {
+		if err := js.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if res != nil {
+		sum.Funnel = res.Stages
+		sum.TasksIn = int64(len(res.Tasks))
+		sum.Errors = res.Errors()
+		sum.Interrupted = res.Interrupted
+		if !res.Interrupted {
+			sum.TasksKept = int64(len(res.Kept()))
+		}
+	}
+	if runErr == nil && o.Output != "" {
+		files, err := writeOutput(ctx, o, res)
+		sum.Output = files
+		if err != nil {
+			runErr = err
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+			}
+		}
+	}
+	sum.FinishedAt = time.Now().UTC()
+	sum.WallSeconds = round(sum.FinishedAt.Sub(sum.StartedAt).Seconds())
+	if o.RunDir != "" && res != nil {
+		if err := WriteJSONAtomic(filepath.Join(o.RunDir, SummaryFile), sum); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return sum, res, runErr
+}
+
+// writeOutput copies the kept rows, in pool order, into the dataset.
+func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, error) {
+	kept := make(map[int64]*Task)
+	for _, t := range res.Kept() {
+		kept[t.Index] = t
+	}
+	skip := func(i int64) bool { return kept[i] == nil }
+	write := func(w interface{ Write(string, []byte) error }) error {
+		return o.Source.Each(ctx, skip, func(rec pool.Record) error {
+			t := kept[rec.Index]
+			if int64(len(rec.Blob)) != t.BlobBytes || rec.Path != t.Path {
+				return fmt.Errorf("pool changed during the run: row %d (%s) differs from what was validated", rec.Index, t.Path)
+			}
+			return w.Write(rec.Path, rec.Blob)
+		})
+	}
+	if o.Shards > 1 {
+		sw, err := pool.CreateSharded(o.Output, o.Shards, int64(len(kept)), pool.WriterOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if err := write(sw); err != nil {
+			sw.Abort()
+			return nil, err
+		}
+		return sw.Close()
+	}
+	w, err := pool.Create(o.Output, pool.WriterOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := write(w); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return []string{o.Output}, nil
+}
+
+type discardSink struct{}
+
+func (discardSink) Write(Decision) error { return nil }
+
+type teeSink struct {
+	next DecisionSink
+	fn   func(Decision)
+}
+
+func (t teeSink) Write(d Decision) error {
+	err := t.next.Write(d)
+	t.fn(d)
+	return err
+}
+
+// jsonlSink appends decisions to a JSON-lines file, flushing every few
+// hundred lines so the file is useful while a run is going.
+type jsonlSink struct {
+	f   *os.File
+	bw  *bufio.Writer
+	enc *json.Encoder
+	n   int
+}
+
+func newJSONLSink(name string) (*jsonlSink, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &jsonlSink{f: f, bw: bw, enc: enc}, nil
+}
+
+func (s *jsonlSink) Write(d Decision) error {
+	if err := s.enc.Encode(d); err != nil {
+		return fmt.Errorf("writing %s: %w", s.f.Name(), err)
+	}
+	s.n++
+	if s.n%256 == 0 {
+		return s.bw.Flush()
+	}
+	return nil
+}
+
+func (s *jsonlSink) Close() error {
+	return errors.Join(s.bw.Flush(), s.f.Sync(), s.f.Close())
+}
+
+// WriteJSONAtomic writes v as indented JSON via a temporary file and a
+// rename, so readers never see a half-written file.
+func WriteJSONAtomic(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}

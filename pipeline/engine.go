@@ -1,0 +1,415 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sourcegraph/conc/stream"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pool"
+)
+
+// Reason codes decided by the engine itself, before any stage sees a row.
+// They are reported under the validate stage.
+const (
+	ReasonDuplicatePath   = "duplicate_path"
+	ReasonNullBlob        = "null_task_binary"
+	ReasonUnreadableTask  = "unreadable_task"
+	ReasonPoolChanged     = "pool_changed"
+	ReasonStageInternal   = "stage_internal_error"
+	ReasonDecodeForStages = "decode_failed"
+)
+
+// DecisionSink receives decisions in order. It is called from one
+// goroutine at a time.
+type DecisionSink interface {
+	Write(Decision) error
+}
+
+// Progress reports work done in the current pass.
+type Progress interface {
+	// Begin starts a pass over total tasks named after its stages.
+	Begin(name string, total int64)
+	// Advance records n more tasks done.
+	Advance(n int64)
+	// End finishes the pass.
+	End()
+}
+
+// Engine runs stages over a pool.
+type Engine struct {
+	Source  pool.Source
+	Stages  []Stage
+	Workers int           // concurrent tasks in item stages; default GOMAXPROCS
+	Limits  bundle.Limits // decoder limits; zero means bundle.DefaultLimits
+	Sink    DecisionSink
+	Logger  *slog.Logger
+	// Progress, when set, receives pass progress.
+	Progress Progress
+}
+
+// StageSummary is one stage's line of the funnel.
+type StageSummary struct {
+	Stage           string           `json:"stage"`
+	In              int64            `json:"in"`
+	Kept            int64            `json:"kept"`
+	Dropped         int64            `json:"dropped"`
+	DroppedByReason map[string]int64 `json:"dropped_by_reason"`
+	Errors          int64            `json:"errors"`
+	ErrorsByReason  map[string]int64 `json:"errors_by_reason"`
+	Seconds         float64          `json:"seconds"`      // wall time of the stage (its share of a streaming pass)
+	BusySeconds     float64          `json:"busy_seconds"` // summed per-task processing time
+}
+
+// Result is what a run produced.
+type Result struct {
+	Tasks       []*Task // every input row, in pool order
+	Stages      []*StageSummary
+	Interrupted bool
+}
+
+// Kept returns the tasks that survived every stage, in pool order.
+func (r *Result) Kept() []*Task {
+	var out []*Task
+	for _, t := range r.Tasks {
+		if t.Alive {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Errors is the number of tasks some stage could not decide.
+func (r *Result) Errors() int64 {
+	var n int64
+	for _, s := range r.Stages {
+		n += s.Errors
+	}
+	return n
+}
+
+type segment struct {
+	items []ItemStage
+	set   SetStage
+}
+
+// Run executes the stages. It returns ctx's error (with a consistent,
+// partial Result) when interrupted, and an error for failures that stop the
+// whole run (an unreadable pool file, a sink that cannot write). A broken
+// task never stops the run.
+func (e *Engine) Run(ctx context.Context) (*Result, error) {
+	if e.Workers <= 0 {
+		e.Workers = runtime.GOMAXPROCS(0)
+	}
+	if e.Limits == (bundle.Limits{}) {
+		e.Limits = bundle.DefaultLimits()
+	}
+	if e.Logger == nil {
+		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	segs, err := plan(e.Stages)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	sums := make(map[string]*StageSummary)
+	for _, s := range e.Stages {
+		sum := &StageSummary{Stage: s.Name(), DroppedByReason: map[string]int64{}, ErrorsByReason: map[string]int64{}}
+		sums[s.Name()] = sum
+		res.Stages = append(res.Stages, sum)
+	}
+	for i, seg := range segs {
+		var err error
+		if len(seg.items) > 0 {
+			err = e.runItems(ctx, i == 0, seg.items, res, sums)
+		} else {
+			err = e.runSet(ctx, seg.set, res, sums[seg.set.Name()])
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				return res, ctx.Err()
+			}
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// plan groups stages into segments. The first stage must be validate: it
+// is what turns rows into tasks.
+func plan(stages []Stage) ([]segment, error) {
+	if len(stages) == 0 || stages[0].Name() != StageValidate {
+		return nil, errors.New("the first stage must be validate")
+	}
+	var segs []segment
+	seen := map[string]bool{}
+	for _, s := range stages {
+		if seen[s.Name()] {
+			return nil, fmt.Errorf("stage %s listed twice", s.Name())
+		}
+		seen[s.Name()] = true
+		switch st := s.(type) {
+		case ItemStage:
+			if len(segs) == 0 || segs[len(segs)-1].set != nil {
+				segs = append(segs, segment{})
+			}
+			segs[len(segs)-1].items = append(segs[len(segs)-1].items, st)
+		case SetStage:
+			segs = append(segs, segment{set: st})
+		default:
+			return nil, fmt.Errorf("stage %s is neither an item nor a set stage", s.Name())
+		}
+	}
+	return segs, nil
+}
+
+// result of one task's trip through a segment.
+type itemResult struct {
+	task      *Task
+	outcomes  []Outcome // one per stage reached
+	durations []time.Duration
+	skipped   bool // interrupted before a decision
+}
+
+func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, res *Result, sums map[string]*StageSummary) error {
+	names := make([]string, len(stages))
+	for i, s := range stages {
+		names[i] = s.Name()
+	}
+	start := time.Now()
+	total := e.Source.Len()
+	var alive map[int64]*Task
+	if !first {
+		alive = make(map[int64]*Task)
+		for _, t := range res.Tasks {
+			if t.Alive {
+				alive[t.Index] = t
+			}
+		}
+		total = int64(len(alive))
+	}
+	if e.Progress != nil {
+		e.Progress.Begin(strings.Join(names, "+"), total)
+		defer e.Progress.End()
+	}
+	e.Logger.Info("pass started", "stages", names, "tasks", total)
+
+	seenPaths := make(map[string]int64)
+	var sinkErr error
+	var busy = make([]time.Duration, len(stages))
+	s := stream.New().WithMaxGoroutines(e.Workers)
+	skip := func(idx int64) bool { return alive != nil && alive[idx] == nil }
+	readErr := e.Source.Each(ctx, skip, func(rec pool.Record) error {
+		if sinkErr != nil {
+			return sinkErr
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var task *Task
+		if first {
+			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true}
+			res.Tasks = append(res.Tasks, task)
+			if out, bad := admit(rec, seenPaths); bad {
+				// Decided without decoding: emit in order through the stream.
+				s.Go(func() stream.Callback {
+					return func() {
+						e.record(task, []Outcome{out}, []time.Duration{0}, names[:1], sums, &sinkErr)
+						if e.Progress != nil {
+							e.Progress.Advance(1)
+						}
+					}
+				})
+				return nil
+			}
+		} else {
+			task = alive[rec.Index]
+		}
+		s.Go(func() stream.Callback {
+			r := e.process(ctx, first, stages, task, rec)
+			return func() {
+				if r.skipped {
+					return
+				}
+				for i, d := range r.durations {
+					busy[i] += d
+				}
+				e.record(task, r.outcomes, r.durations, names, sums, &sinkErr)
+				if e.Progress != nil {
+					e.Progress.Advance(1)
+				}
+			}
+		})
+		return nil
+	})
+	s.Wait()
+	wall := time.Since(start).Seconds()
+	var busyTotal time.Duration
+	for _, d := range busy {
+		busyTotal += d
+	}
+	for i, name := range names {
+		sum := sums[name]
+		sum.BusySeconds += busy[i].Seconds()
+		if busyTotal > 0 {
+			sum.Seconds += wall * float64(busy[i]) / float64(busyTotal)
+		} else if i == 0 {
+			sum.Seconds += wall
+		}
+	}
+	e.Logger.Info("pass finished", "stages", names, "seconds", round(wall))
+	if readErr != nil {
+		return fmt.Errorf("reading pool %s: %w", e.Source, readErr)
+	}
+	if sinkErr != nil {
+		return sinkErr
+	}
+	return ctx.Err()
+}
+
+// admit applies the row-level checks that need no decoding and the
+// sequential view of the pool (duplicate paths). It runs in pool order.
+func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
+	if reason, detail := pool.PathProblem(rec); reason != "" {
+		return DropOutcome(reason, detail), true
+	}
+	if first, dup := seen[rec.Path]; dup {
+		return DropOutcome(ReasonDuplicatePath, fmt.Sprintf("%s: path %q already used by row %d", rec.Origin, rec.Path, first)), true
+	}
+	seen[rec.Path] = rec.Index
+	switch {
+	case rec.Err != nil:
+		if d, ok := bundle.AsDefect(rec.Err); ok {
+			return DropOutcome(d.Reason, d.Detail), true
+		}
+		return DropOutcome(ReasonUnreadableTask, rec.Err.Error()), true
+	case rec.BlobNull:
+		return DropOutcome(ReasonNullBlob, rec.Origin+": task_binary is null"), true
+	case len(rec.Blob) == 0:
+		return DropOutcome(bundle.ReasonEmptyBlob, rec.Origin+": task_binary is empty"), true
+	}
+	return Outcome{}, false
+}
+
+func (e *Engine) process(ctx context.Context, first bool, stages []ItemStage, task *Task, rec pool.Record) (r itemResult) {
+	r.task = task
+	if ctx.Err() != nil {
+		r.skipped = true
+		return r
+	}
+	it := &Item{Task: task, Record: rec}
+	if !first {
+		b, err := bundle.Scan(rec.Blob, e.Limits, bundle.DefaultRetain())
+		var info *bundle.Info
+		if err == nil {
+			info, err = bundle.Validate(b)
+		}
+		if err != nil || b.ContentHash != task.Hash {
+			r.outcomes = []Outcome{ErrorOutcome(ReasonPoolChanged, "the pool changed during the run: this row no longer matches what validate saw")}
+			r.durations = []time.Duration{0}
+			return r
+		}
+		it.Bundle, it.Info = b, info
+	}
+	for _, st := range stages {
+		t0 := time.Now()
+		out := safeProcess(ctx, st, it)
+		r.durations = append(r.durations, time.Since(t0))
+		if ctx.Err() != nil && out.Verdict != Keep && out.Verdict != Drop {
+			r.skipped = true // interrupted: nothing was decided
+			return r
+		}
+		r.outcomes = append(r.outcomes, out)
+		if out.Verdict != Keep {
+			break
+		}
+	}
+	return r
+}
+
+// safeProcess turns a panicking stage into an error outcome for that task.
+func safeProcess(ctx context.Context, st ItemStage, it *Item) (out Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = ErrorOutcome(ReasonStageInternal, fmt.Sprintf("stage %s panicked: %v", st.Name(), p))
+		}
+	}()
+	return st.Process(ctx, it)
+}
+
+// record applies a task's outcomes to its state, the summaries and the sink.
+// It runs on one goroutine at a time, in pool order.
+func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names []string, sums map[string]*StageSummary, sinkErr *error) {
+	for i, out := range outs {
+		sum := sums[names[i]]
+		sum.In++
+		switch out.Verdict {
+		case Keep:
+			sum.Kept++
+		case Drop:
+			sum.Dropped++
+			sum.DroppedByReason[out.Reason]++
+			task.Alive = false
+		default:
+			sum.Errors++
+			sum.ErrorsByReason[out.Reason]++
+			task.Alive = false
+		}
+		task.LastStage = names[i]
+		if *sinkErr == nil {
+			*sinkErr = e.Sink.Write(Decision{Index: task.Index, Path: task.Path, Stage: names[i],
+				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash})
+		}
+	}
+}
+
+func (e *Engine) runSet(ctx context.Context, st SetStage, res *Result, sum *StageSummary) error {
+	var tasks []*Task
+	for _, t := range res.Tasks {
+		if t.Alive {
+			tasks = append(tasks, t)
+		}
+	}
+	start := time.Now()
+	outs, err := st.Decide(ctx, tasks)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", st.Name(), err)
+	}
+	if len(outs) != len(tasks) {
+		return fmt.Errorf("stage %s returned %d outcomes for %d tasks", st.Name(), len(outs), len(tasks))
+	}
+	var sinkErr error
+	for i, t := range tasks {
+		e.record(t, outs[i:i+1], nil, []string{st.Name()}, map[string]*StageSummary{st.Name(): sum}, &sinkErr)
+	}
+	d := time.Since(start).Seconds()
+	sum.Seconds += d
+	sum.BusySeconds += d
+	e.Logger.Info("stage finished", "stage", st.Name(), "in", sum.In, "kept", sum.Kept, "dropped", sum.Dropped)
+	return sinkErr
+}
+
+func round(f float64) float64 { return float64(int64(f*1000)) / 1000 }
+
+// SortedReasons lists a reason histogram's keys, most frequent first.
+func SortedReasons(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}

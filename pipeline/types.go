@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pool"
+)
+
+// Stage names, in their default order. They are part of the run-output
+// contract.
+const (
+	StageValidate   = "validate"
+	StageDedup      = "dedup"
+	StageLint       = "lint"
+	StageEnv        = "env"
+	StageFlaky      = "flaky"
+	StageDifficulty = "difficulty"
+	StageSelect     = "select"
+)
+
+// Verdict is the outcome class of a decision.
+type Verdict string
+
+// Verdicts. Error means the stage could not decide (an infrastructure
+// problem, never a task defect); the task is not kept.
+const (
+	Keep  Verdict = "keep"
+	Drop  Verdict = "drop"
+	Error Verdict = "error"
+)
+
+// Decision is one line of decisions.jsonl.
+type Decision struct {
+	Index   int64   `json:"index"`
+	Path    string  `json:"path"`
+	Stage   string  `json:"stage"`
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason"`
+	Detail  string  `json:"detail,omitempty"`
+	Hash    string  `json:"hash,omitempty"`
+}
+
+// Outcome is what a stage says about one task.
+type Outcome struct {
+	Verdict Verdict
+	Reason  string
+	Detail  string
+}
+
+// KeepOutcome, DropOutcome and ErrorOutcome build outcomes.
+func KeepOutcome(reason, detail string) Outcome { return Outcome{Keep, reason, detail} }
+
+// DropOutcome is a drop for a task defect.
+func DropOutcome(reason, detail string) Outcome { return Outcome{Drop, reason, detail} }
+
+// ErrorOutcome is an undecided task (infrastructure failure).
+func ErrorOutcome(reason, detail string) Outcome { return Outcome{Error, reason, detail} }
+
+// Task is the per-task metadata kept for the whole run. It must stay small:
+// one exists per input row.
+type Task struct {
+	Index       int64
+	Path        string
+	Hash        string // bundle content hash (set by validate)
+	EnvHash     string // content hash of environment/
+	BlobBytes   int64
+	EnvKind     string
+	HasSolution bool
+	Alive       bool   // not dropped by any stage so far
+	LastStage   string // stage that last decided the task
+}
+
+// Item is a task in flight through item stages, with its bytes.
+type Item struct {
+	Task   *Task
+	Record pool.Record
+	Bundle *bundle.Bundle // decoded by validate, available to later stages of the segment
+	Info   *bundle.Info
+}
+
+// ItemStage decides tasks one at a time. Process must be safe for
+// concurrent use and should honour ctx.
+type ItemStage interface {
+	Name() string
+	Process(ctx context.Context, it *Item) Outcome
+}
+
+// SetStage decides over all surviving tasks at once. It returns one
+// outcome per task, aligned with tasks (which are in pool order).
+type SetStage interface {
+	Name() string
+	Decide(ctx context.Context, tasks []*Task) ([]Outcome, error)
+}
+
+// Stage is an ItemStage or a SetStage.
+type Stage interface {
+	Name() string
+}

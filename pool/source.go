@@ -1,0 +1,93 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Record is one row of a pool, as read. Nothing about it is trusted yet:
+// the path may be null or not UTF-8 and the blob may be anything.
+type Record struct {
+	Index    int64  // position in the pool, across shards
+	Path     string // raw bytes of the path value
+	PathNull bool
+	Blob     []byte
+	BlobNull bool
+	Origin   string // where the row came from, for messages ("file.parquet row 12")
+	Err      error  // a per-row read problem (e.g. a task directory that cannot be packed)
+}
+
+// Source is a re-readable pool.
+type Source interface {
+	// Each calls fn for every record in pool order. Returning an error from
+	// fn stops the iteration with that error. A nil skip means "read all";
+	// otherwise rows where skip(index) is true are not materialised (their
+	// blob is not read when the format allows it).
+	Each(ctx context.Context, skip func(int64) bool, fn func(Record) error) error
+	// Len is the number of records.
+	Len() int64
+	// String describes the pool for logs.
+	String() string
+}
+
+// Open detects the kind of pool named by spec: a parquet file, a glob of
+// parquet files, a directory of parquet shards (searched recursively, as
+// in the HF layout data/train-00000-of-00004.parquet), or a directory of
+// task directories.
+func Open(spec string) (Source, error) {
+	if strings.ContainsAny(spec, "*?[") {
+		files, err := filepath.Glob(spec)
+		if err != nil {
+			return nil, fmt.Errorf("pool %s: %w", spec, err)
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("pool %s: no file matches", spec)
+		}
+		sort.Strings(files)
+		return OpenParquet(files...)
+	}
+	info, err := os.Stat(spec)
+	if err != nil {
+		return nil, fmt.Errorf("pool: %w", err)
+	}
+	if !info.IsDir() {
+		return OpenParquet(spec)
+	}
+	shards, err := findParquet(spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(shards) > 0 {
+		return OpenParquet(shards...)
+	}
+	return OpenTaskDirs(spec)
+}
+
+func findParquet(root string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+			files = append(files, p)
+		}
+		if !d.IsDir() && d.Name() == "instruction.md" && len(files) == 0 {
+			return filepath.SkipAll // a folder of tasks, not of shards
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pool %s: %w", root, err)
+	}
+	sort.Strings(files)
+	return files, nil
+}
