@@ -206,4 +206,3 @@ func (s *ShardedWriter) Abort() {
 		s.cur.Abort()
 	}
 }
-
