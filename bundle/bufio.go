@@ -5,4 +5,4 @@ import (
 	"io"
 )
 
-func bufioReader(r io.Reader) io.Reader { return bufio.NewReaderSize(r, 64<<10) }
+func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }

@@ -116,8 +116,8 @@ func Walk(r io.Reader, lim Limits, fn func(m Member, content io.Reader) error) e
 	if lim == (Limits{}) {
 		lim = DefaultLimits()
 	}
-	if _, ok := r.(io.ByteReader); !ok {
-		r = bufioReader(r)
+	if err := checkMagic(&r); err != nil {
+		return err
 	}
 	gz, _ := gzipReaders.Get().(*gzip.Reader)
 	var err error
@@ -245,6 +245,30 @@ func classifyGzipRead(err error, what string) error {
 	default:
 		return &Defect{Reason: ReasonCorruptGzip, Detail: what + ": " + err.Error(), Err: err}
 	}
+}
+
+// checkMagic rejects input that does not start with the gzip magic, so a
+// short non-gzip blob is "not gzip" rather than "truncated gzip". It may
+// replace *r with a buffered reader.
+func checkMagic(r *io.Reader) error {
+	var head []byte
+	switch src := (*r).(type) {
+	case *bytes.Reader:
+		var b [2]byte
+		n, _ := src.ReadAt(b[:], 0)
+		head = b[:n]
+	default:
+		br := bufioReader(src)
+		head, _ = br.Peek(2)
+		*r = br
+	}
+	switch {
+	case len(head) == 0:
+		return defectf(ReasonEmptyBlob, "empty blob")
+	case len(head) < 2 || head[0] != 0x1f || head[1] != 0x8b:
+		return classifyGzipOpen(gzip.ErrHeader, *r)
+	}
+	return nil
 }
 
 func looksLikeTar(b *bytes.Reader) bool {

@@ -1,0 +1,319 @@
+package pipeline_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/filters"
+	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/pool"
+)
+
+// task packs a minimal valid task whose instruction is text.
+func task(t testing.TB, text string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	err := bundle.Encode(&buf, []bundle.Entry{
+		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(text)},
+		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("schema_version = \"1.1\"\n")},
+		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("FROM debian:bookworm\n")},
+		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte("echo 1 > /logs/verifier/reward.txt\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// rawRow allows nulls and arbitrary bytes in the path.
+type rawRow struct {
+	Path *string `parquet:"path,optional"`
+	Blob []byte  `parquet:"task_binary,optional"`
+}
+
+func str(s string) *string { return &s }
+
+func writeRaw(t testing.TB, name string, rows []rawRow) {
+	t.Helper()
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[rawRow](f, parquet.MaxRowsPerRowGroup(3))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func readDecisions(t testing.TB, name string) []pipeline.Decision {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []pipeline.Decision
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var d pipeline.Decision
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("decisions.jsonl line %q: %v", sc.Text(), err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func readOutput(t testing.TB, name string) []string {
+	t.Helper()
+	src, err := pool.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	if err := src.Each(context.Background(), nil, func(r pool.Record) error {
+		paths = append(paths, r.Path)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return paths
+}
+
+func build(t testing.TB, ctx context.Context, src pool.Source, stages string, target int, seed int64) (string, *pipeline.Summary, error) {
+	t.Helper()
+	names, err := filters.ParseStages(stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := filters.Build(names, filters.Options{Target: target, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sum, _, err := pipeline.Build(ctx, pipeline.BuildOptions{Source: src, Stages: st, RunDir: filepath.Join(dir, "run"),
+		Output: filepath.Join(dir, "out.parquet"), Workers: 3})
+	return dir, sum, err
+}
+
+// TestBuildBadRowsAndDuplicates runs a pool mixing good rows with every
+// row-level defect and checks each decision, the funnel and the output.
+func TestBuildBadRowsAndDuplicates(t *testing.T) {
+	b := task(t, "task b")
+	rows := []rawRow{
+		{Path: str("t/a"), Blob: task(t, "task a")},
+		{Path: str("t/z-copy"), Blob: b},
+		{Path: nil, Blob: task(t, "null path")},
+		{Path: str("bad\xffpath"), Blob: task(t, "non utf8")},
+		{Path: str("t/b"), Blob: b},
+		{Path: str("t/a"), Blob: task(t, "same path again")},
+		{Path: str("../escape"), Blob: task(t, "unsafe")},
+		{Path: str("t/empty"), Blob: []byte{}},
+		{Path: str("t/notgzip"), Blob: []byte("hello")},
+		{Path: str("t/a-copy"), Blob: b},
+		{Path: str("t/c"), Blob: task(t, "task c")},
+	}
+	name := filepath.Join(t.TempDir(), "pool.parquet")
+	writeRaw(t, name, rows)
+	src, err := pool.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, sum, err := build(t, context.Background(), src, "validate,dedup,select", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range readDecisions(t, filepath.Join(dir, "run", pipeline.DecisionsFile)) {
+		key := fmt.Sprintf("%d/%s", d.Index, d.Stage)
+		got[key] = string(d.Verdict) + ":" + d.Reason
+		if d.Detail == "" && d.Verdict != pipeline.Keep {
+			t.Errorf("%s: drop without detail", key)
+		}
+	}
+	want := map[string]string{
+		"0/validate": "keep:valid", "0/dedup": "keep:unique", "0/select": "keep:no_target",
+		"1/validate": "keep:valid", "1/dedup": "drop:duplicate_content",
+		"2/validate": "drop:null_path",
+		"3/validate": "drop:non_utf8_path",
+		"4/validate": "keep:valid", "4/dedup": "drop:duplicate_content",
+		"5/validate": "drop:duplicate_path",
+		"6/validate": "drop:unsafe_path",
+		"7/validate": "drop:empty_blob",
+		"8/validate": "drop:not_gzip",
+		"9/validate": "keep:valid", "9/dedup": "keep:unique", "9/select": "keep:no_target",
+		"10/validate": "keep:valid", "10/dedup": "keep:unique", "10/select": "keep:no_target",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decisions:\n got %v\nwant %v", got, want)
+	}
+	if out := readOutput(t, filepath.Join(dir, "out.parquet")); !reflect.DeepEqual(out, []string{"t/a", "t/a-copy", "t/c"}) {
+		t.Errorf("output = %v", out)
+	}
+	var onDisk pipeline.Summary
+	data, _ := os.ReadFile(filepath.Join(dir, "run", pipeline.SummaryFile))
+	if err := json.Unmarshal(data, &onDisk); err != nil {
+		t.Fatal(err)
+	}
+	if onDisk.TasksIn != 11 || onDisk.TasksKept != 3 || sum.TasksKept != 3 {
+		t.Errorf("summary in/kept = %d/%d", onDisk.TasksIn, onDisk.TasksKept)
+	}
+	v := onDisk.Funnel[0]
+	if v.Stage != "validate" || v.In != 11 || v.Kept != 5 || v.Dropped != 6 || v.DroppedByReason["not_gzip"] != 1 {
+		t.Errorf("validate funnel = %+v", v)
+	}
+	if d := onDisk.Funnel[1]; d.In != 5 || d.Kept != 3 || d.DroppedByReason["duplicate_content"] != 2 {
+		t.Errorf("dedup funnel = %+v", d)
+	}
+}
+
+// manyTasks is a pool of n distinct valid tasks in a task-dir-free
+// in-memory form (a parquet file).
+func manyTasks(t testing.TB, n int) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "many.parquet")
+	w, err := pool.Create(name, pool.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := w.Write(fmt.Sprintf("task-%04d", i), task(t, fmt.Sprintf("task number %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func TestSelectExactDeterministic(t *testing.T) {
+	src, err := pool.Open(manyTasks(t, 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := func(seed int64) []string {
+		dir, _, err := build(t, context.Background(), src, "validate,dedup,select", 37, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readOutput(t, filepath.Join(dir, "out.parquet"))
+	}
+	a, again, other := sel(1), sel(1), sel(2)
+	if len(a) != 37 {
+		t.Fatalf("selected %d, want 37", len(a))
+	}
+	if !reflect.DeepEqual(a, again) {
+		t.Error("same seed selected different tasks")
+	}
+	if reflect.DeepEqual(a, other) {
+		t.Error("different seeds selected the same tasks")
+	}
+	if !sort.StringsAreSorted(a) {
+		t.Error("output is not in pool order")
+	}
+	// Fewer survivors than the target: all kept.
+	dir, _, err := build(t, context.Background(), src, "validate,select", 500, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readOutput(t, filepath.Join(dir, "out.parquet"))); n != 200 {
+		t.Errorf("target above pool size kept %d, want 200", n)
+	}
+}
+
+// cancelingSource cancels the run after k records, like a Ctrl-C.
+type cancelingSource struct {
+	pool.Source
+	k      int64
+	cancel context.CancelFunc
+}
+
+func (c cancelingSource) Each(ctx context.Context, skip func(int64) bool, fn func(pool.Record) error) error {
+	return c.Source.Each(ctx, skip, func(r pool.Record) error {
+		if r.Index == c.k {
+			c.cancel()
+		}
+		return fn(r)
+	})
+}
+
+func TestInterruptLeavesConsistentRunDir(t *testing.T) {
+	inner, err := pool.Open(manyTasks(t, 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir, sum, err := build(t, ctx, cancelingSource{inner, 120, cancel}, "validate,dedup,select", 10, 1)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if sum == nil || !sum.Interrupted {
+		t.Fatal("summary not marked interrupted")
+	}
+	decisions := readDecisions(t, filepath.Join(dir, "run", pipeline.DecisionsFile))
+	if len(decisions) == 0 || len(decisions) > 125 {
+		t.Errorf("%d decisions after interrupting at row 120", len(decisions))
+	}
+	for i, d := range decisions {
+		if d.Index != int64(i) || d.Stage != pipeline.StageValidate {
+			t.Fatalf("decision %d = %+v: want validate decisions in pool order", i, d)
+		}
+	}
+	var onDisk pipeline.Summary
+	data, err := os.ReadFile(filepath.Join(dir, "run", pipeline.SummaryFile))
+	if err != nil || json.Unmarshal(data, &onDisk) != nil || !onDisk.Interrupted {
+		t.Fatalf("summary.json not written as interrupted: %v", err)
+	}
+	for _, leftover := range []string{"out.parquet", "out.parquet.tmp"} {
+		if _, err := os.Stat(filepath.Join(dir, leftover)); err == nil {
+			t.Errorf("%s exists after an interrupted run", leftover)
+		}
+	}
+}
+
+func TestUnbuiltStageIsRefused(t *testing.T) {
+	for _, name := range []string{"lint", "env", "flaky", "difficulty"} {
+		if _, err := filters.Build([]string{"validate", name}, filters.Options{}); err == nil {
+			t.Errorf("stage %s was accepted although it is not built", name)
+		}
+	}
+	if _, err := filters.Build([]string{"validate", "nonsense"}, filters.Options{}); err == nil {
+		t.Error("unknown stage accepted")
+	}
+}
+
+func TestTaskDirPool(t *testing.T) {
+	src, err := pool.Open("../../shared/fixtures/harbor-examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, sum, err := build(t, context.Background(), src, "validate,dedup", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.TasksIn != 5 || sum.TasksKept != 5 {
+		t.Fatalf("fixtures: %d in, %d kept", sum.TasksIn, sum.TasksKept)
+	}
+	want := []string{"hello-alpine", "hello-healthcheck", "hello-user", "hello-workdir", "hello-world"}
+	if got := readOutput(t, filepath.Join(dir, "out.parquet")); !reflect.DeepEqual(got, want) {
+		t.Fatalf("output = %v", got)
+	}
+}
