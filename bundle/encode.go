@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -31,16 +32,26 @@ type Entry struct {
 // same task always packs to the same bytes.
 var packEpoch = time.Unix(0, 0).UTC()
 
+// gzipWriters recycles compressors: a best-compression writer allocates
+// over a megabyte of state, far more than a typical task.
+var gzipWriters sync.Pool
+
 // Encode writes entries as a deterministic gzip-compressed tar: members
 // sorted by name, explicit directory entries (parents are added when
 // missing), modes kept, owners and times fixed, best compression. It is the
 // layout of the reference packer: names relative to the task directory.
 func Encode(w io.Writer, entries []Entry) error {
 	all := withParents(entries)
-	gz, err := gzip.NewWriterLevel(w, gzip.BestCompression)
-	if err != nil {
-		return err
+	gz, _ := gzipWriters.Get().(*gzip.Writer)
+	if gz == nil {
+		var err error
+		if gz, err = gzip.NewWriterLevel(w, gzip.BestCompression); err != nil {
+			return err
+		}
+	} else {
+		gz.Reset(w)
 	}
+	defer gzipWriters.Put(gz)
 	gz.ModTime = packEpoch
 	tw := tar.NewWriter(gz)
 	for _, e := range all {

@@ -1,0 +1,45 @@
+# otcurate — see README.md. Every target that needs the environment runs
+# `setup` first; setup is idempotent.
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+GO ?= go
+BIN := bin/otcurate
+DEMO := out/demo
+
+.PHONY: all setup build test test-short vet fmt demo bench clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/otcurate
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+fmt:
+	gofmt -w .
+
+# The whole test suite (what CI runs).
+test: setup vet
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-short: build
+	$(GO) test -short ./...
+
+# The main job on the bundled sample pool: validate, dedup and select 30 of
+# its tasks, then describe the result.
+demo: setup build
+	rm -rf $(DEMO)
+	$(BIN) build --pool testdata/sample-pool.parquet -o $(DEMO)/tasks.parquet --run-dir $(DEMO)/run --target 30 --seed 1
+	$(BIN) inspect $(DEMO)/tasks.parquet
+	@echo "decisions: $(DEMO)/run/decisions.jsonl   funnel: $(DEMO)/run/summary.json"
+
+bench: setup build
+	$(GO) run ./bench/validate
+
+clean:
+	rm -rf bin out

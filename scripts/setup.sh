@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Idempotent setup for otcurate on a fresh Debian machine: checks Go and
+# fetches the Go modules the build and the tests need. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+if ! command -v go >/dev/null 2>&1; then
+	if [ -x /usr/local/go/bin/go ]; then
+		export PATH="/usr/local/go/bin:$PATH"
+	else
+		log "Go is not installed (expected /usr/local/go); install Go ≥ 1.26 first"
+		exit 1
+	fi
+fi
+log "$(go version)"
+
+# Only the modules the packages and tests import (not every platform's
+# DuckDB library that go.sum mentions).
+log "fetching Go modules"
+go list -deps -test ./... >/dev/null
+
+for tool in gzip python3; do
+	command -v "$tool" >/dev/null 2>&1 || log "note: $tool not found (only the benchmark needs it)"
+done
+log "ready"
