@@ -486,3 +486,26 @@ func TestExtractNeverEscapes(t *testing.T) {
 		t.Fatalf("inside symlink: %q, %v", target, err)
 	}
 }
+
+// TestContentHashGolden pins the content-hash format: changing it silently
+// would invalidate every ledger and dedup decision made before.
+func TestContentHashGolden(t *testing.T) {
+	want := map[string]string{
+		"hello-alpine": "fa8464c472671311d743d3da4cf55f00d6bc18c8c323941d48ceb5f98643d247",
+		"hello-user":   "1b7a2f568f9bdbab836d4bcfd7a8c8e063c9a7b1c15555373d91a57994f3a064",
+		"hello-world":  "209ecb2136a67e2f1719939560ec413fa7b28fb47577114f014fb002ea230818",
+	}
+	for name, hash := range want {
+		var buf bytes.Buffer
+		if err := EncodeDir(&buf, filepath.Join(fixtures, name)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Scan(buf.Bytes(), Limits{}, DefaultRetain())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ContentHash != hash {
+			t.Errorf("%s: hash %s, want %s", name, b.ContentHash, hash)
+		}
+	}
+}

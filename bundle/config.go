@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // Config is a parsed task.toml. Parsing is lenient across schema versions
@@ -105,7 +105,7 @@ func (p *configParser) defaulted(key string) { p.cfg.Defaulted = append(p.cfg.De
 // invalid_task_toml listing every problem found.
 func ParseConfig(data []byte) (*Config, error) {
 	var raw map[string]any
-	if _, err := toml.Decode(string(data), &raw); err != nil {
+	if err := toml.Unmarshal(data, &raw); err != nil {
 		return nil, &Defect{Reason: ReasonInvalidTaskToml, Detail: "task.toml: " + oneLine(err.Error()), Err: err}
 	}
 	p := &configParser{cfg: &Config{Metadata: map[string]any{}}}
@@ -212,9 +212,15 @@ func (p *configParser) parse(raw map[string]any) {
 	}
 
 	if steps, ok := raw["steps"]; ok {
-		list, isList := steps.([]map[string]any)
+		list, isList := steps.([]any)
 		if !isList {
 			p.problem("steps must be an array of tables")
+		}
+		for _, item := range list {
+			if _, ok := item.(map[string]any); !ok {
+				p.problem("steps must be an array of tables")
+				break
+			}
 		}
 		c.Steps = len(list)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"io"
 	"io/fs"
@@ -96,21 +95,21 @@ func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
 		switch m.Kind {
 		case KindFile:
 			h.Reset()
-			var sink io.Writer = h
-			var buf *bytes.Buffer
 			if m.Size <= keep.MaxFile && retained+m.Size <= keep.MaxTotal {
-				buf = bytes.NewBuffer(make([]byte, 0, m.Size))
-				sink = io.MultiWriter(h, buf)
-			}
-			n, err := io.CopyBuffer(sink, content, *bufp)
-			if err != nil {
-				return err
-			}
-			b.Inflated += n
-			if buf != nil {
-				f.Data = buf.Bytes()
-				retained += n
+				data := make([]byte, m.Size)
+				if _, err := io.ReadFull(content, data); err != nil {
+					return err
+				}
+				h.Write(data)
+				f.Data = data
+				retained += m.Size
+				b.Inflated += m.Size
 			} else {
+				n, err := io.CopyBuffer(h, content, *bufp)
+				if err != nil {
+					return err
+				}
+				b.Inflated += n
 				b.Truncated = append(b.Truncated, m.Name)
 			}
 			h.Sum(f.Digest[:0])
@@ -146,6 +145,7 @@ func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
 // members or stamp other times and owners all give the same hash.
 func (b *Bundle) hashUnder(prefix string) string {
 	h := sha256.New()
+	line := make([]byte, 0, 256)
 	for _, name := range b.Names {
 		if !strings.HasPrefix(name, prefix) {
 			continue
@@ -157,12 +157,19 @@ func (b *Bundle) hashUnder(prefix string) string {
 			if j := sort.SearchStrings(b.Names, name+"/"); j < len(b.Names) && strings.HasPrefix(b.Names[j], name+"/") {
 				continue // non-empty: implied by its children
 			}
-			fmt.Fprintf(h, "d - %s\x00", rel)
+			line = append(line[:0], "d - "...)
 		case KindFile, KindHardlink:
-			fmt.Fprintf(h, "f %s %x %s\x00", execFlag(f.Mode), f.Digest, rel)
+			line = append(append(line[:0], 'f', ' '), execFlag(f.Mode)...)
+			line = append(line, ' ')
+			line = hex.AppendEncode(line, f.Digest[:])
+			line = append(line, ' ')
 		case KindSymlink:
-			fmt.Fprintf(h, "l - %x %s\x00", f.Digest, rel)
+			line = append(line[:0], "l - "...)
+			line = hex.AppendEncode(line, f.Digest[:])
+			line = append(line, ' ')
 		}
+		line = append(append(line, rel...), 0)
+		h.Write(line)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -82,9 +82,11 @@ func Validate(b *Bundle) (*Info, error) {
 func stripCanary(s []byte) []byte {
 	for {
 		line, rest, found := bytes.Cut(s, []byte("\n"))
-		t := strings.ToLower(strings.TrimSpace(string(line)))
-		isCanary := strings.Contains(t, "canary") && (strings.HasPrefix(t, "<!--") || strings.HasPrefix(t, "#"))
-		if !isCanary {
+		line = bytes.TrimSpace(line)
+		if !bytes.HasPrefix(line, []byte("<!--")) && !bytes.HasPrefix(line, []byte("#")) {
+			return s
+		}
+		if !strings.Contains(strings.ToLower(string(line)), "canary") {
 			return s
 		}
 		if !found {

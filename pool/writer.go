@@ -22,7 +22,7 @@ type Row struct {
 // defaults.
 type WriterOptions struct {
 	RowsPerGroup  int64 // default 100 (HF's row-group size for binary datasets)
-	BytesPerGroup int64 // flush a row group once this many blob bytes are buffered; default 96 MiB
+	BytesPerGroup int64 // flush a row group once this many blob bytes are buffered; default 16 MiB
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -30,7 +30,7 @@ func (o WriterOptions) withDefaults() WriterOptions {
 		o.RowsPerGroup = 100
 	}
 	if o.BytesPerGroup <= 0 {
-		o.BytesPerGroup = 96 << 20
+		o.BytesPerGroup = 16 << 20
 	}
 	return o
 }
@@ -86,6 +86,13 @@ func (w *Writer) Write(path string, blob []byte) error {
 	if path == "" || len(blob) == 0 {
 		return fmt.Errorf("refusing to write an empty path or blob (%q)", path)
 	}
+	return w.WriteUnchecked(path, blob)
+}
+
+// WriteUnchecked appends a row without the non-empty checks, for tools that
+// write deliberately broken pools (an empty path is written as null, a nil
+// blob as null, an empty non-nil blob as an empty value).
+func (w *Writer) WriteUnchecked(path string, blob []byte) error {
 	w.row[0] = Row{Path: path, TaskBinary: blob}
 	if _, err := w.pw.Write(w.row[:]); err != nil {
 		return fmt.Errorf("writing %s: %w", w.name, err)

@@ -6,6 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -22,6 +26,9 @@ type globals struct {
 	maxBytes   int64
 	maxMembers int
 	maxFile    int64
+
+	cpuProfile string
+	memLimit   string
 
 	logger *slog.Logger
 }
@@ -52,8 +59,15 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 			if cmd.Name() == cobra.ShellCompRequestCmd {
 				return nil
 			}
-			return g.setupLogging(cmd.ErrOrStderr())
+			if err := g.setupLogging(cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			if err := g.applyMemoryLimit(); err != nil {
+				return err
+			}
+			return g.startProfile()
 		},
+		PersistentPostRun: func(cmd *cobra.Command, args []string) { g.stopProfile() },
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -63,6 +77,9 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 	pf.Int64Var(&g.maxBytes, "max-bundle-bytes", def.MaxTotalBytes, "limit on a bundle's inflated size (gzip bomb guard)")
 	pf.IntVar(&g.maxMembers, "max-members", def.MaxMembers, "limit on a bundle's member count")
 	pf.Int64Var(&g.maxFile, "max-file-bytes", def.MaxFileBytes, "limit on one file inside a bundle")
+	pf.StringVar(&g.memLimit, "memory-limit", "160MiB", "soft heap limit for the Go runtime (GOMEMLIMIT syntax; \"off\" disables; the GOMEMLIMIT variable wins)")
+	pf.StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile (for performance work)")
+	_ = pf.MarkHidden("cpuprofile")
 	_ = root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
@@ -99,3 +116,52 @@ func (g *globals) setupLogging(w io.Writer) error {
 }
 
 func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
+
+func (g *globals) startProfile() error {
+	if g.cpuProfile == "" {
+		return nil
+	}
+	f, err := os.Create(g.cpuProfile)
+	if err != nil {
+		return err
+	}
+	return pprof.StartCPUProfile(f)
+}
+
+func (g *globals) stopProfile() {
+	if g.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+}
+
+// applyMemoryLimit sets a soft heap limit so peak RSS stays bounded with
+// large blobs (the GC works harder near the limit instead of letting the
+// heap double). An explicit GOMEMLIMIT in the environment takes precedence.
+func (g *globals) applyMemoryLimit() error {
+	if os.Getenv("GOMEMLIMIT") != "" || g.memLimit == "off" {
+		return nil
+	}
+	n, err := parseBytes(g.memLimit)
+	if err != nil {
+		return usageErr(fmt.Errorf("--memory-limit: %w", err))
+	}
+	debug.SetMemoryLimit(n)
+	return nil
+}
+
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseInt(num, 10, 64)
+			if err != nil || v <= 0 {
+				return 0, fmt.Errorf("invalid size %q", s)
+			}
+			return v * u.mult, nil
+		}
+	}
+	return 0, fmt.Errorf("invalid size %q (use e.g. 160MiB or 1GiB)", s)
+}
