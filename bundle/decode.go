@@ -1,8 +1,7 @@
 package bundle
 
 import (
-	"archive/tar"
-	"bytes"
+		"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +64,18 @@ type Member struct {
 	Linkname string      // symlink target as stored, or clean hard-link target
 }
 
-var gzipReaders sync.Pool
+var gzipReaders, tarReaders sync.Pool
+
+// Tar type flags (after normalisation by tarReader).
+const (
+	typeReg     = '0'
+	typeLink    = '1'
+	typeSymlink = '2'
+	typeChar    = '3'
+	typeBlock   = '4'
+	typeDir     = '5'
+	typeFifo    = '6'
+)
 
 // errLimit marks the inflated stream exceeding MaxTotalBytes.
 var errLimit = errors.New("inflated size limit exceeded")
@@ -137,7 +147,13 @@ func Walk(r io.Reader, lim Limits, fn func(m Member, content io.Reader) error) e
 		seen:    make(map[string]Kind),
 		links:   make(map[string]bool),
 	}
-	tr := tar.NewReader(w.counter)
+	tr, _ := tarReaders.Get().(*tarReader)
+	if tr == nil {
+		tr = newTarReader(w.counter)
+	} else {
+		tr.reset(w.counter)
+	}
+	defer tarReaders.Put(tr)
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
@@ -207,7 +223,7 @@ func (w *walker) classify(err error, what string) error {
 		return classifyGzipRead(err, what)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return &Defect{Reason: ReasonTruncatedTar, Detail: what + ": tar stream ends mid-member", Err: err}
-	case errors.Is(err, tar.ErrHeader) && w.members == 0:
+	case errors.Is(err, errTarHeader) && w.members == 0:
 		return &Defect{Reason: ReasonNotTar, Detail: "gzip content is not a tar archive", Err: err}
 	default:
 		return &Defect{Reason: ReasonNotTar, Detail: fmt.Sprintf("%s: invalid tar data after %d members: %v", what, w.members, err), Err: err}
@@ -279,34 +295,34 @@ func looksLikeTar(b *bytes.Reader) bool {
 
 // accept validates one header. skip is true for members that carry no
 // content of their own (the root directory entry).
-func (w *walker) accept(hdr *tar.Header) (m Member, skip bool, err error) {
+func (w *walker) accept(hdr *tarHeader) (m Member, skip bool, err error) {
 	name, err := cleanName(hdr.Name)
 	if err != nil {
 		return m, false, err
 	}
 	if name == "" {
-		if hdr.Typeflag == tar.TypeDir {
+		if hdr.Typeflag == typeDir {
 			return m, true, nil // "./" root entry
 		}
 		return m, false, defectf(ReasonUnsafeMemberPath, "member %q names the archive root", hdr.Name)
 	}
 	m = Member{Name: name, Mode: fs.FileMode(hdr.Mode) & fs.ModePerm}
 	switch hdr.Typeflag {
-	case tar.TypeDir:
+	case typeDir:
 		m.Kind = KindDir
-	case tar.TypeReg, tar.TypeRegA:
+	case typeReg:
 		m.Kind = KindFile
 		m.Size = hdr.Size
 		if hdr.Size > w.lim.MaxFileBytes {
 			return m, false, defectf(ReasonFileTooLarge, "%s is %d bytes (limit %d)", name, hdr.Size, w.lim.MaxFileBytes)
 		}
-	case tar.TypeSymlink:
+	case typeSymlink:
 		m.Kind = KindSymlink
 		m.Linkname = hdr.Linkname
 		if err := symlinkInside(name, hdr.Linkname); err != nil {
 			return m, false, err
 		}
-	case tar.TypeLink:
+	case typeLink:
 		m.Kind = KindHardlink
 		target, err := cleanName(hdr.Linkname)
 		if err != nil || target == "" {
@@ -316,9 +332,9 @@ func (w *walker) accept(hdr *tar.Header) (m Member, skip bool, err error) {
 			return m, false, defectf(ReasonUnsupportedMember, "hard link %s points to %q, which is not an earlier regular file", name, hdr.Linkname)
 		}
 		m.Linkname = target
-	case tar.TypeChar, tar.TypeBlock:
+	case typeChar, typeBlock:
 		return m, false, defectf(ReasonSpecialFile, "%s is a device file", name)
-	case tar.TypeFifo:
+	case typeFifo:
 		return m, false, defectf(ReasonSpecialFile, "%s is a FIFO", name)
 	default:
 		return m, false, defectf(ReasonUnsupportedMember, "%s has unsupported tar type %q", name, hdr.Typeflag)
