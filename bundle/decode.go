@@ -1,7 +1,7 @@
 package bundle
 
 import (
-		"bytes"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"

@@ -203,6 +203,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	e.Logger.Info("pass started", "stages", names, "tasks", total)
 
 	seenPaths := make(map[string]int64)
+	interrupted := false // set by the (sequential) callbacks
 	var sinkErr error
 	var busy = make([]time.Duration, len(stages))
 	s := stream.New().WithMaxGoroutines(e.Workers)
@@ -222,6 +223,9 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 				// Decided without decoding: emit in order through the stream.
 				s.Go(func() stream.Callback {
 					return func() {
+						if interrupted {
+							return
+						}
 						e.record(task, []Outcome{out}, []time.Duration{0}, names[:1], sums, &sinkErr)
 						if e.Progress != nil {
 							e.Progress.Advance(1)
@@ -236,7 +240,11 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		s.Go(func() stream.Callback {
 			r := e.process(ctx, first, stages, task, rec)
 			return func() {
-				if r.skipped {
+				// After the first task that was interrupted undecided,
+				// record nothing more: decisions stay a prefix of the pool
+				// order, which keeps resuming simple.
+				if r.skipped || interrupted {
+					interrupted = true
 					return
 				}
 				for i, d := range r.durations {
