@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-const fixtures = "../../shared/fixtures/harbor-examples"
+const fixtures = "../testdata/harbor-examples"
 
 // member is a raw tar member for hand-built (possibly hostile) archives.
 type member struct {

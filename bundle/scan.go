@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"hash"
 	"io"
 	"io/fs"
@@ -179,4 +180,44 @@ func execFlag(m fs.FileMode) string {
 		return "x"
 	}
 	return "-"
+}
+
+// Entries returns the members under dir ("environment", "tests"...) as
+// entries named relative to it, for building or uploading. Every file must
+// have been retained (scan with RetainAll); otherwise it is an error.
+func (b *Bundle) Entries(dir string) ([]Entry, error) {
+	prefix := dir + "/"
+	var out []Entry
+	for _, name := range b.Names {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		f := b.Files[name]
+		e := Entry{Name: strings.TrimPrefix(name, prefix), Mode: f.Mode}
+		switch f.Kind {
+		case KindDir:
+			e.Kind = KindDir
+		case KindFile, KindHardlink:
+			if f.Data == nil && f.Size > 0 {
+				return nil, fmt.Errorf("%s was not retained in memory (scan with RetainAll)", name)
+			}
+			e.Kind, e.Data = KindFile, f.Data
+			if e.Data == nil {
+				e.Data = []byte{}
+			}
+		case KindSymlink:
+			e.Kind, e.Linkname = KindSymlink, f.Linkname
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// RetainAll keeps every file's content, up to the decoder limits: for
+// tasks about to run in a sandbox.
+func RetainAll(lim Limits) RetainLimits {
+	if lim == (Limits{}) {
+		lim = DefaultLimits()
+	}
+	return RetainLimits{MaxFile: lim.MaxFileBytes, MaxTotal: lim.MaxTotalBytes}
 }

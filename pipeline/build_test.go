@@ -301,7 +301,7 @@ func TestUnbuiltStageIsRefused(t *testing.T) {
 }
 
 func TestTaskDirPool(t *testing.T) {
-	src, err := pool.Open("../../shared/fixtures/harbor-examples")
+	src, err := pool.Open("../testdata/harbor-examples")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/otcurate/otcurate/pool"
 )
 
-const fixtures = "../../shared/fixtures/harbor-examples"
+const fixtures = "../testdata/harbor-examples"
 
 func fixtureBlob(t *testing.T, name string) []byte {
 	t.Helper()

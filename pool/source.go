@@ -91,3 +91,23 @@ func findParquet(root string) ([]string, error) {
 	sort.Strings(files)
 	return files, nil
 }
+
+// Find returns the first record of src whose path is path.
+func Find(ctx context.Context, src Source, path string) (Record, error) {
+	var found *Record
+	errFound := fmt.Errorf("found")
+	err := src.Each(ctx, nil, func(r Record) error {
+		if !r.PathNull && r.Path == path {
+			found = &r
+			return errFound
+		}
+		return nil
+	})
+	if found != nil {
+		return *found, nil
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	return Record{}, fmt.Errorf("no task with path %q in %s", path, src)
+}

@@ -19,7 +19,7 @@ import (
 	"github.com/otcurate/otcurate/reports"
 )
 
-const fixtures = "../../../shared/fixtures/harbor-examples"
+const fixtures = "../../testdata/harbor-examples"
 
 // run executes the CLI in-process and returns stdout and the exit code.
 func run(t *testing.T, args ...string) (string, int) {
