@@ -230,15 +230,25 @@ func (t *tarReader) checksumOK() bool {
 	if !ok {
 		return false
 	}
-	var unsigned, signed int64
+	var unsigned int64
+	for _, c := range t.blk[:148] {
+		unsigned += int64(c)
+	}
+	for _, c := range t.blk[156:] {
+		unsigned += int64(c)
+	}
+	unsigned += 8 * ' '
+	if want == unsigned {
+		return true
+	}
+	var signed int64 // historic tar implementations summed signed bytes
 	for i, c := range t.blk {
 		if i >= 148 && i < 156 {
 			c = ' '
 		}
-		unsigned += int64(c)
 		signed += int64(int8(c))
 	}
-	return want == unsigned || want == signed
+	return want == signed
 }
 
 func (t *tarReader) parseHeader() (*tarHeader, error) {

@@ -69,7 +69,7 @@ func Create(name string, opts WriterOptions) (*Writer, error) {
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	pw := parquet.NewGenericWriter[Row](bw,
-		parquet.CreatedBy("otcurate", "0.1.0", ""),
+		parquet.CreatedBy("otcurate", "0.1.0", "dev"),
 		parquet.MaxRowsPerRowGroup(opts.RowsPerGroup),
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		parquet.SkipPageBounds(ColTaskBinary),
