@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sourcegraph/conc/stream"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pool"
@@ -26,6 +27,9 @@ const (
 	ReasonStageInternal   = "stage_internal_error"
 	ReasonDecodeForStages = "decode_failed"
 )
+
+// inflightBytes caps the blob bytes held by tasks in flight.
+const inflightBytes = 48 << 20
 
 // DecisionSink receives decisions in order. It is called from one
 // goroutine at a time.
@@ -202,6 +206,10 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	}
 	e.Logger.Info("pass started", "stages", names, "tasks", total)
 
+	// Bound the bytes of blobs in flight (queued, processing or waiting
+	// for their ordered callback): with 10 MB bundles the stream's queue
+	// alone would otherwise hold several of them.
+	budget := semaphore.NewWeighted(inflightBytes)
 	seenPaths := make(map[string]int64)
 	interrupted := false // set by the (sequential) callbacks
 	var sinkErr error
@@ -237,8 +245,13 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		} else {
 			task = alive[rec.Index]
 		}
+		weight := min(int64(len(rec.Blob))+1, inflightBytes)
+		if err := budget.Acquire(ctx, weight); err != nil {
+			return err
+		}
 		s.Go(func() stream.Callback {
-			r := e.process(ctx, first, stages, task, rec)
+			r := e.process(ctx, first, stages, task, &rec)
+			budget.Release(weight)
 			return func() {
 				// After the first task that was interrupted undecided,
 				// record nothing more: decisions stay a prefix of the pool
@@ -307,13 +320,14 @@ func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
 	return Outcome{}, false
 }
 
-func (e *Engine) process(ctx context.Context, first bool, stages []ItemStage, task *Task, rec pool.Record) (r itemResult) {
+func (e *Engine) process(ctx context.Context, first bool, stages []ItemStage, task *Task, rec *pool.Record) (r itemResult) {
 	r.task = task
+	defer func() { rec.Blob = nil }() // the result waits for its callback without the bytes
 	if ctx.Err() != nil {
 		r.skipped = true
 		return r
 	}
-	it := &Item{Task: task, Record: rec}
+	it := &Item{Task: task, Record: *rec}
 	if !first {
 		b, err := bundle.Scan(rec.Blob, e.Limits, bundle.DefaultRetain())
 		var info *bundle.Info
