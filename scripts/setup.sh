@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Idempotent setup for otcurate on a fresh Debian machine: checks Go and
-# fetches the Go modules the build and the tests need. Safe to re-run.
+# Idempotent setup for otcurate on a fresh Debian machine: checks Go,
+# fetches the Go modules the build and the tests need, and makes a Docker
+# engine with offline base images available (scripts/setup-docker.sh).
+# Safe to re-run; the second run takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +22,14 @@ log "$(go version)"
 # DuckDB library that go.sum mentions).
 log "fetching Go modules"
 go list -deps -test ./... >/dev/null
+
+# The sandbox: a Docker engine (installed and started when none answers)
+# and the offline base images with their registry-free name map.
+if [ "${OTCURATE_SKIP_DOCKER:-}" = "1" ]; then
+	log "OTCURATE_SKIP_DOCKER=1: not setting up Docker (sandbox tests will fail or skip)"
+else
+	scripts/setup-docker.sh
+fi
 
 for tool in gzip python3; do
 	command -v "$tool" >/dev/null 2>&1 || log "note: $tool not found (only the benchmark needs it)"
