@@ -1,0 +1,190 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/otcurate/otcurate/bundle"
+)
+
+// Label keys put on every container, network and image otcurate creates,
+// so the janitor can find them after a crash.
+const (
+	LabelTool  = "otcurate"      // value "1"
+	LabelRun   = "otcurate.run"  // run id
+	LabelTask  = "otcurate.task" // task path
+	LabelEnv   = "otcurate.env"  // environment hash
+	LabelKind  = "otcurate.kind"
+	LabelOwner = "otcurate.owner" // "<hostname>:<pid>" of the creating process // "sandbox" | "build"
+)
+
+// Environment is what a task's environment/ directory defines.
+type Environment struct {
+	Hash         string         // content hash of environment/ (bundle.Bundle.EnvHash)
+	Files        []bundle.Entry // the build context: environment/ members, names relative to it
+	BuildTimeout time.Duration  // the task's build_timeout_sec
+	Task         string         // task path, for labels and messages
+}
+
+// Image is a built (or cached) environment image.
+type Image struct {
+	Ref      string        // image reference or ID usable by Start
+	Cached   bool          // true when no build was needed
+	Duration time.Duration // build time (0 when cached)
+	Log      string        // tail of the build log
+	Warnings []string      // e.g. base image mapped to a local stand-in
+}
+
+// Resources are the container limits.
+type Resources struct {
+	CPUs      float64
+	MemoryMB  int64
+	PidsLimit int64
+}
+
+// StartSpec describes a sandbox to start from an image.
+type StartSpec struct {
+	Image       Image
+	Workdir     string            // overrides the image WORKDIR when set
+	Env         map[string]string // container environment
+	Network     bool              // false: no network at all
+	Resources   Resources
+	Labels      map[string]string // added to the otcurate labels
+	Healthcheck *bundle.Healthcheck
+}
+
+// ExecRequest is one command run inside a sandbox with `bash -c`.
+type ExecRequest struct {
+	Cmd       string
+	User      string // "" = image default
+	Workdir   string // "" = sandbox workdir
+	Env       map[string]string
+	Timeout   time.Duration // 0 = no limit
+	MaxOutput int           // bytes kept per stream (head and tail); 0 = 1 MiB
+}
+
+// ExecResult is the outcome of an exec. A timeout is a result, not an error.
+type ExecResult struct {
+	ExitCode  int
+	Stdout    []byte
+	Stderr    []byte
+	Truncated bool // output exceeded MaxOutput; the middle was dropped
+	TimedOut  bool
+	Duration  time.Duration
+}
+
+// Sandbox is a running environment.
+type Sandbox interface {
+	ID() string
+	// Exec runs a command. The error is for infrastructure failures only.
+	Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
+	// Upload copies files into dir (created if missing), owned by root,
+	// modes kept.
+	Upload(ctx context.Context, dir string, files []bundle.Entry) error
+	// Download reads one regular file, at most max bytes. A missing file
+	// is ErrNotFound.
+	Download(ctx context.Context, path string, max int64) ([]byte, error)
+	// Stop kills and removes the sandbox. It is idempotent and works even
+	// when ctx is already cancelled.
+	Stop(ctx context.Context) error
+}
+
+// Backend builds images and starts sandboxes.
+type Backend interface {
+	// Build returns the image for an environment, building it at most once
+	// per hash (concurrent callers wait for the same build).
+	Build(ctx context.Context, env Environment) (Image, error)
+	Start(ctx context.Context, spec StartSpec) (Sandbox, error)
+	// GC removes what earlier runs left behind (by label).
+	GC(ctx context.Context, opts GCOptions) (GCReport, error)
+	Close() error
+}
+
+// GCOptions select what the janitor removes.
+type GCOptions struct {
+	Images    bool   // also remove otcurate-built images
+	ExceptRun string // keep resources of this run id (the current one)
+	Run       string // when set, remove only resources of this run id
+	// OrphansOnly keeps what a live otcurate process on this host (or any
+	// process on another host) owns: the automatic janitor at the start of
+	// a run must not kill a concurrent run's sandboxes.
+	OrphansOnly bool
+}
+
+// GCReport lists what was removed.
+type GCReport struct {
+	Containers []string
+	Networks   []string
+	Images     []string
+}
+
+// ErrNotFound is returned by Download for a missing file.
+var ErrNotFound = errors.New("file not found in sandbox")
+
+// BuildError is a task defect: the environment does not build.
+type BuildError struct {
+	Timeout bool
+	Offline bool   // the failure looks like a missing network or registry
+	Log     string // tail of the build log
+	Err     error
+}
+
+func (e *BuildError) Error() string {
+	what := "build failed"
+	if e.Timeout {
+		what = "build timed out"
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v", what, e.Err)
+	}
+	return what
+}
+
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// HealthcheckError is a task defect found while starting a sandbox: the
+// environment builds, but the sandbox never becomes ready. Either its
+// [environment.healthcheck] command kept failing after start_period_sec
+// (Retries counted failures), or the container itself stopped or could not
+// run its entrypoint. Like a *BuildError it is recorded against the task
+// and never retried.
+type HealthcheckError struct {
+	Command  string // the healthcheck command; "" when the container failed
+	Attempts int    // checks run
+	ExitCode int    // of the last check, or of the container when Exited
+	TimedOut bool   // the last check exceeded timeout_sec
+	Exited   bool   // the container stopped, or never started, instead
+	Output   string // tail of the last check's output, or of the container log
+	Err      error
+}
+
+func (e *HealthcheckError) Error() string {
+	switch {
+	case e.Exited && e.Err != nil:
+		return fmt.Sprintf("environment unhealthy: container exited: %v", e.Err)
+	case e.Exited:
+		return fmt.Sprintf("environment unhealthy: container exited with code %d", e.ExitCode)
+	case e.TimedOut:
+		return fmt.Sprintf("environment unhealthy: healthcheck %q failed %d time(s), the last one timed out", e.Command, e.Attempts)
+	}
+	return fmt.Sprintf("environment unhealthy: healthcheck %q failed %d time(s), last exit code %d", e.Command, e.Attempts, e.ExitCode)
+}
+
+func (e *HealthcheckError) Unwrap() error { return e.Err }
+
+// InfraError is a failure of the machine or engine, not of the task.
+type InfraError struct {
+	Kind string // engine_unavailable, out_of_disk, engine_error
+	Err  error
+}
+
+func (e *InfraError) Error() string { return e.Kind + ": " + e.Err.Error() }
+func (e *InfraError) Unwrap() error { return e.Err }
+
+// IsInfra reports whether err is an infrastructure failure.
+func IsInfra(err error) bool {
+	var ie *InfraError
+	return errors.As(err, &ie)
+}

@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/otcurate/otcurate/bundle"
+)
+
+// benchImage is a small local image (mapped by scripts/setup-docker.sh).
+const benchImage = "debian:bookworm"
+
+// benchScript is a trivial verifier: write a reward file and print it.
+const benchScript = "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt && cat /logs/verifier/reward.txt"
+
+// BenchmarkSandboxRun measures the per-run cost of one sandbox that runs a
+// trivial test script, through this backend and through the docker CLI:
+//
+//	api        Start -> Exec(script) -> Stop
+//	api+files  Start -> Upload(/tests/test.sh) -> Exec(bash /tests/test.sh)
+//	           -> Download(reward.txt) -> Stop (the verifier's real sequence)
+//	cli        docker run --rm --network none --init IMAGE bash -c script
+//
+// Run with e.g. -bench SandboxRun -benchtime 10x; ratio = api / cli.
+func BenchmarkSandboxRun(b *testing.B) {
+	e := needDocker(b)
+	ctx := context.Background()
+	if _, err := e.d.cli.ImageInspect(ctx, benchImage); err != nil {
+		b.Skipf("image %s missing (scripts/setup-docker.sh makes it): %v", benchImage, err)
+	}
+	spec := StartSpec{Image: Image{Ref: benchImage}, Labels: map[string]string{LabelTask: "bench"}}
+	defer func() {
+		if _, err := e.d.GC(ctx, GCOptions{Run: testRunID}); err != nil {
+			b.Errorf("gc: %v", err)
+		}
+	}()
+
+	b.Run("api", func(b *testing.B) {
+		for b.Loop() {
+			sb, err := e.d.Start(ctx, spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := sb.Exec(ctx, ExecRequest{Cmd: benchScript})
+			if err != nil || strings.TrimSpace(string(res.Stdout)) != "1" {
+				b.Fatalf("exec: %+v %v", res, err)
+			}
+			if err := sb.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	b.Run("api+files", func(b *testing.B) {
+		test := []bundle.Entry{{Name: "test.sh", Kind: bundle.KindFile, Mode: 0o644,
+			Data: []byte("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")}}
+		for b.Loop() {
+			sb, err := e.d.Start(ctx, spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := sb.Upload(ctx, "/tests", test); err != nil {
+				b.Fatal(err)
+			}
+			if res, err := sb.Exec(ctx, ExecRequest{Cmd: "bash /tests/test.sh"}); err != nil || res.ExitCode != 0 {
+				b.Fatalf("exec: %+v %v", res, err)
+			}
+			reward, err := sb.Download(ctx, "/logs/verifier/reward.txt", 64)
+			if err != nil || strings.TrimSpace(string(reward)) != "1" {
+				b.Fatalf("reward %q: %v", reward, err)
+			}
+			if err := sb.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	b.Run("cli", func(b *testing.B) {
+		docker, err := exec.LookPath("docker")
+		if err != nil {
+			b.Skip("no docker CLI")
+		}
+		args := []string{"run", "--rm", "--network", "none", "--init", "--pids-limit", "4096",
+			"--security-opt", "no-new-privileges", "--label", LabelTool + "=1", "--label", LabelRun + "=" + testRunID,
+			benchImage, "bash", "-c", benchScript}
+		for b.Loop() {
+			out, err := exec.CommandContext(ctx, docker, args...).CombinedOutput()
+			if err != nil || !bytes.Equal(bytes.TrimSpace(out), []byte("1")) {
+				b.Fatalf("docker run: %v: %s", err, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,382 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/otcurate/otcurate/bundle"
+)
+
+// DefaultPidsLimit is the process limit of a sandbox whose Resources leave
+// it unset.
+const DefaultPidsLimit = 4096
+
+// logDirs are created world-writable in every sandbox, as Harbor does, so
+// a non-root agent or verifier can write there.
+var logDirs = []string{"logs/agent", "logs/verifier", "logs/artifacts"}
+
+// dockerSandbox is one running container.
+type dockerSandbox struct {
+	d  *Docker
+	id string
+
+	mu      sync.Mutex
+	stopped bool
+
+	// exited is closed when the container's main process exits (watched
+	// from before the start, so a fast exit is not missed).
+	exited chan struct{}
+}
+
+var _ Sandbox = (*dockerSandbox)(nil)
+
+// ID is the container ID.
+func (s *dockerSandbox) ID() string { return s.id }
+
+// Start creates and starts a container from spec.Image with Harbor's
+// semantics: the command becomes `sleep infinity` while the image
+// ENTRYPOINT is kept, /logs/{agent,verifier,artifacts} exist with mode 777,
+// and the task's healthcheck (if any) has passed. On any failure the
+// container is removed before Start returns.
+func (d *Docker) Start(ctx context.Context, spec StartSpec) (Sandbox, error) {
+	if spec.Image.Ref == "" {
+		return nil, errors.New("start: no image")
+	}
+	entrypoint, err := d.imageEntrypoint(ctx, spec.Image.Ref)
+	if err != nil {
+		return nil, err
+	}
+	cfg, host := d.containerConfig(spec)
+	created, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
+	if err != nil {
+		return nil, engineError(ctx, "create container from "+spec.Image.Ref, err)
+	}
+	for _, w := range created.Warnings {
+		d.log.Warn("engine warning on create", "container", shortID(created.ID), "warning", w)
+	}
+	sb := &dockerSandbox{d: d, id: created.ID, exited: make(chan struct{})}
+	if err := sb.boot(ctx, spec, entrypoint); err != nil {
+		if stopErr := sb.Stop(ctx); stopErr != nil {
+			d.log.Warn("cannot remove a sandbox that failed to start", "container", shortID(sb.id), "err", stopErr)
+		}
+		return nil, err
+	}
+	d.log.Debug("sandbox started", "container", shortID(sb.id), "image", spec.Image.Ref)
+	return sb, nil
+}
+
+// containerConfig translates a StartSpec. spec.Labels are added to the
+// otcurate labels but cannot override them (GC relies on them). Zero CPUs
+// or memory mean no limit; the pids limit defaults to DefaultPidsLimit.
+func (d *Docker) containerConfig(spec StartSpec) (*container.Config, *container.HostConfig) {
+	labels := make(map[string]string, len(spec.Labels)+3)
+	maps.Copy(labels, spec.Labels)
+	labels[LabelTool] = "1"
+	labels[LabelKind] = "sandbox"
+	labels[LabelRun] = d.runID
+	labels[LabelOwner] = ownerID()
+
+	cfg := &container.Config{
+		Image:      spec.Image.Ref,
+		Cmd:        []string{"sleep", "infinity"}, // Entrypoint left nil: the image's is kept
+		Env:        envList(spec.Env),
+		WorkingDir: spec.Workdir,
+		Labels:     labels,
+	}
+	pids := spec.Resources.PidsLimit
+	if pids <= 0 {
+		pids = DefaultPidsLimit
+	}
+	initProc := true
+	host := &container.HostConfig{
+		Init:        &initProc, // reap zombies of the agent's processes
+		SecurityOpt: []string{"no-new-privileges"},
+		Resources: container.Resources{
+			NanoCPUs:  int64(spec.Resources.CPUs * 1e9),
+			Memory:    spec.Resources.MemoryMB << 20,
+			PidsLimit: &pids,
+		},
+	}
+	if !spec.Network {
+		host.NetworkMode = "none"
+	}
+	return cfg, host
+}
+
+// entrypointSettle is how long Start watches a container whose image has
+// an ENTRYPOINT (and no healthcheck) for an immediate exit: a missing or
+// failing entrypoint dies within milliseconds.
+const entrypointSettle = 250 * time.Millisecond
+
+// imageEntrypoint reports whether the image has an ENTRYPOINT.
+func (d *Docker) imageEntrypoint(ctx context.Context, ref string) (bool, error) {
+	res, err := d.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return false, engineError(ctx, "inspect image "+ref, err)
+	}
+	return res.Config != nil && len(res.Config.Entrypoint) > 0, nil
+}
+
+// boot brings a created container to a usable state.
+func (s *dockerSandbox) boot(ctx context.Context, spec StartSpec, entrypoint bool) error {
+	if err := s.makeLogDirs(ctx); err != nil {
+		return err
+	}
+	if err := s.watchExit(); err != nil {
+		return err
+	}
+	if _, err := s.d.cli.ContainerStart(ctx, s.id, client.ContainerStartOptions{}); err != nil {
+		if isEntrypointFailure(err) {
+			return &HealthcheckError{Exited: true, ExitCode: -1, Output: err.Error(), Err: err}
+		}
+		return engineError(ctx, "start container", err)
+	}
+	switch {
+	case spec.Healthcheck != nil:
+		return s.waitHealthy(ctx, spec.Healthcheck)
+	case entrypoint:
+		if err := s.pause(ctx, entrypointSettle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watchExit registers a wait for the container's next exit and closes
+// s.exited when it comes. The wait lives until the container exits or is
+// removed, or the backend is closed.
+func (s *dockerSandbox) watchExit() error {
+	w := s.d.cli.ContainerWait(s.d.ctx, s.id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	select {
+	case err := <-w.Error: // the request itself failed
+		return engineError(s.d.ctx, "wait for container", err)
+	default:
+	}
+	s.d.bg.Add(1)
+	go func() {
+		defer s.d.bg.Done()
+		select {
+		case <-w.Result:
+			close(s.exited)
+		case err := <-w.Error:
+			if s.d.ctx.Err() == nil && !s.isStopped() {
+				s.d.log.Debug("container wait ended", "container", shortID(s.id), "err", err)
+			}
+		}
+	}()
+	return nil
+}
+
+// pause waits for d, and fails early with the container's exit.
+func (s *dockerSandbox) pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-s.exited:
+		return s.exitedError(ctx)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// isEntrypointFailure reports a start error caused by the image: its
+// entrypoint is missing, not executable or for another architecture.
+func isEntrypointFailure(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, `exec: "`) || strings.Contains(msg, "exec format error") ||
+		strings.Contains(msg, "executable file not found")
+}
+
+// makeLogDirs creates /logs/{agent,verifier,artifacts} with mode 777 as
+// root, before the container starts, with one archive upload (no exec and
+// no shell needed). /logs itself is created 0755 if missing, left alone
+// otherwise.
+func (s *dockerSandbox) makeLogDirs(ctx context.Context) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, dir := range logDirs {
+		hdr := &tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o777, ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	_, err := s.d.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: "/", Content: &buf})
+	return engineError(ctx, "create /logs directories", err)
+}
+
+// exitedError returns a *HealthcheckError when the container is no longer
+// running, nil when it is.
+func (s *dockerSandbox) exitedError(ctx context.Context) error {
+	res, err := s.d.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return engineError(ctx, "inspect container", err)
+	}
+	st := res.Container.State
+	if st == nil || st.Running {
+		return nil
+	}
+	he := &HealthcheckError{Exited: true, ExitCode: st.ExitCode, Output: s.logTail(ctx)}
+	switch {
+	case st.OOMKilled:
+		he.Err = fmt.Errorf("killed by the OOM killer (exit code %d)", st.ExitCode)
+	case st.Error != "":
+		he.Err = errors.New(st.Error)
+	case st.ExitCode == 126 || st.ExitCode == 127:
+		he.Err = fmt.Errorf("the entrypoint could not run (exit code %d)", st.ExitCode)
+	default:
+		he.Err = fmt.Errorf("the entrypoint exited with code %d; it must keep running (exec \"$@\")", st.ExitCode)
+	}
+	return he
+}
+
+// logTail is the end of the container's own output (its entrypoint's).
+func (s *dockerSandbox) logTail(ctx context.Context) string {
+	rc, err := s.d.cli.ContainerLogs(ctx, s.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: "50"})
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	out := newTail(buildLogMax)
+	_, _ = stdcopy.StdCopy(out, out, io.LimitReader(rc, 1<<20))
+	return out.String()
+}
+
+// waitHealthy polls the healthcheck command as root with Harbor's
+// semantics: checks every start_interval_sec during start_period_sec, where
+// failures do not count, then every interval_sec; `retries` counted
+// failures make the environment unhealthy; each check is limited to
+// timeout_sec.
+func (s *dockerSandbox) waitHealthy(ctx context.Context, hc *bundle.Healthcheck) error {
+	interval := seconds(hc.IntervalSec, 5*time.Second)
+	timeout := seconds(hc.TimeoutSec, 30*time.Second)
+	startInterval := seconds(hc.StartIntervalSec, 5*time.Second)
+	startPeriod := seconds(hc.StartPeriodSec, 0)
+	retries := max(int(hc.Retries), 1)
+
+	startDeadline := time.Now().Add(startPeriod)
+	if startPeriod > 0 {
+		if err := s.pause(ctx, min(startInterval, startPeriod)); err != nil {
+			return err
+		}
+	}
+	failures := 0
+	for attempt := 1; ; attempt++ {
+		res, err := s.Exec(ctx, ExecRequest{Cmd: hc.Command, User: "root", Timeout: timeout, MaxOutput: 8 << 10})
+		if err != nil {
+			if exited := s.exitedError(ctx); exited != nil {
+				return exited
+			}
+			return err
+		}
+		if res.ExitCode == 0 && !res.TimedOut {
+			s.d.log.Debug("healthcheck passed", "container", shortID(s.id), "attempt", attempt)
+			return nil
+		}
+		var delay time.Duration
+		if now := time.Now(); now.Before(startDeadline) {
+			delay = min(startInterval, startDeadline.Sub(now))
+		} else {
+			failures++
+			if failures >= retries {
+				if exited := s.exitedError(ctx); exited != nil {
+					return exited
+				}
+				return &HealthcheckError{Command: hc.Command, Attempts: attempt, ExitCode: res.ExitCode,
+					TimedOut: res.TimedOut, Output: string(res.Stdout) + string(res.Stderr)}
+			}
+			delay = interval
+		}
+		if err := s.pause(ctx, delay); err != nil {
+			return err
+		}
+	}
+}
+
+// seconds converts a task.toml duration, using def when it is unset.
+func seconds(v float64, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return time.Duration(v * float64(time.Second))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stop force-removes the container (SIGKILL, then removal with its anonymous
+// volumes) on a context detached from ctx's cancellation, so it works
+// after a cancel. A second Stop is a no-op.
+func (s *dockerSandbox) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil
+	}
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	if err := removeContainer(cctx, s.d.cli, s.id); err != nil {
+		return infraError("remove sandbox "+shortID(s.id), err)
+	}
+	s.stopped = true
+	return nil
+}
+
+// removeContainer force-removes a container; a missing one is fine, and a
+// removal already in progress is waited for.
+func removeContainer(ctx context.Context, cli *client.Client, id string) error {
+	for {
+		_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "already in progress") {
+			return err
+		}
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for the removal of %s: %w", shortID(id), err)
+		}
+	}
+}
+
+// envList renders an environment map as sorted KEY=value pairs.
+func envList(env map[string]string) []string {
+	if len(env) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
