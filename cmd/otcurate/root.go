@@ -91,6 +91,8 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 		newUnpackCmd(g),
 		newInspectCmd(g),
 		newGenPoolCmd(g),
+		newRunCmd(g),
+		newSandboxCmd(g),
 	)
 	return root
 }

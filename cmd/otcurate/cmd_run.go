@@ -1,0 +1,202 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/trial"
+)
+
+// newRunID names the resources of one otcurate process.
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	var (
+		agent     string
+		repeats   int
+		asJSON    bool
+		isolate   bool
+		network   bool
+		dockerURL string
+		runID     string
+	)
+	cmd := &cobra.Command{
+		Use:     "run TASK",
+		GroupID: "curate",
+		Short:   "Run one task with the oracle or nop agent and score it",
+		Long: `run builds the task's environment, runs the agent (oracle: solution/solve.sh; nop:
+nothing) and scores it with the task's verifier, as Harbor does. TASK is a task directory
+or POOL#path (a row of a dataset).
+
+Repeated verifier runs share one post-solution sandbox unless --isolate.
+Exit code 0 only when every repeat scored 1; 3 otherwise.`,
+		Example: `  otcurate run testdata/harbor-examples/hello-user --agent oracle
+  otcurate run pool.parquet#task-00042 --agent nop --repeats 3 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if agent != string(trial.Oracle) && agent != string(trial.Nop) {
+				return usageErr(fmt.Errorf("--agent must be oracle or nop"))
+			}
+			ctx := cmd.Context()
+			t, err := loadTaskSpec(cmd, g, args[0])
+			if err != nil {
+				return err
+			}
+			if runID == "" {
+				runID = newRunID()
+			}
+			backend, err := sandbox.NewDocker(ctx, sandbox.DockerOptions{Host: dockerURL, RunID: runID, Logger: g.logger})
+			if err != nil {
+				return err
+			}
+			defer backend.Close()
+			janitor(cmd, g, backend, runID)
+			runner := &trial.Runner{Backend: backend, Logger: g.logger}
+			results, err := runner.Run(ctx, t, trial.Options{Agent: trial.Agent(agent), Repeats: repeats,
+				Isolate: isolate, AllowNetwork: network, Labels: map[string]string{sandbox.LabelRun: runID}})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(results); err != nil {
+					return err
+				}
+			} else {
+				printResults(out, results)
+			}
+			for _, r := range results {
+				if r.Outcome != trial.Scored || *r.Reward != 1 {
+					return &exitError{code: exitItemFailure, err: fmt.Errorf("not every repeat scored 1")}
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&agent, "agent", "oracle", "oracle or nop")
+	f.IntVar(&repeats, "repeats", 1, "verifier runs")
+	f.BoolVar(&isolate, "isolate", false, "a fresh sandbox (and agent run) per repeat")
+	f.BoolVar(&network, "allow-network", false, "give the sandbox network when the task asks for it (offline by default)")
+	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	f.StringVar(&dockerURL, "docker-host", "", "Docker engine endpoint (default: DOCKER_HOST or the local socket)")
+	f.StringVar(&runID, "run-id", "", "label the run's sandboxes with this id (default: time and random)")
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions([]string{"oracle", "nop"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// loadTaskSpec reads a task directory or POOL#path.
+func loadTaskSpec(cmd *cobra.Command, g *globals, spec string) (*trial.Task, error) {
+	var src pool.Source
+	var path string
+	if poolSpec, p, ok := strings.Cut(spec, "#"); ok {
+		s, err := pool.Open(poolSpec)
+		if err != nil {
+			return nil, err
+		}
+		src, path = s, p
+	} else {
+		st, err := os.Stat(spec)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			return nil, usageErr(fmt.Errorf("%s: give a task directory or POOL#path", spec))
+		}
+		s, err := pool.OpenTaskDirs(spec)
+		if err != nil {
+			return nil, err
+		}
+		if s.Len() != 1 {
+			return nil, usageErr(fmt.Errorf("%s holds %d tasks; name one", spec, s.Len()))
+		}
+		src, path = s, s.Paths()[0]
+	}
+	rec, err := pool.Find(cmd.Context(), src, path)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Err != nil {
+		return nil, rec.Err
+	}
+	return trial.LoadTask(rec.Path, rec.Blob, g.limits())
+}
+
+func printResults(w io.Writer, results []trial.Result) {
+	for _, r := range results {
+		reward := "-"
+		if r.Reward != nil {
+			reward = fmt.Sprint(*r.Reward)
+		}
+		d := r.Durations
+		fmt.Fprintf(w, "%s  agent=%s repeat=%d  outcome=%s reward=%s  build=%.1fs start=%.1fs solve=%.1fs verify=%.1fs teardown=%.1fs\n",
+			r.Task, r.Agent, r.Repeat, r.Outcome, reward, d.Build, d.Start, d.Solve, d.Verify, d.Teardown)
+		if r.Detail != "" {
+			fmt.Fprintf(w, "  %s\n", r.Detail)
+		}
+		for _, warn := range r.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+	}
+}
+
+func newSandboxCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "sandbox", GroupID: "curate", Short: "Manage sandboxes"}
+	var images, all bool
+	var dockerURL string
+	gc := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove containers and networks (and with --images, images) left by otcurate runs",
+		Long: `gc removes, by label, what otcurate runs left behind: by default only what belongs
+to processes that are gone (a killed run), so a run in progress is safe; --all removes
+everything otcurate created on this engine.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			backend, err := sandbox.NewDocker(cmd.Context(), sandbox.DockerOptions{Host: dockerURL, RunID: newRunID(), Logger: g.logger})
+			if err != nil {
+				return err
+			}
+			defer backend.Close()
+			rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{Images: images, OrphansOnly: !all})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d containers, %d networks, %d images\n", len(rep.Containers), len(rep.Networks), len(rep.Images))
+			return nil
+		},
+	}
+	gc.Flags().BoolVar(&images, "images", false, "also remove environment images built by otcurate")
+	gc.Flags().BoolVar(&all, "all", false, "also remove what live otcurate processes own")
+	gc.Flags().StringVar(&dockerURL, "docker-host", "", "Docker engine endpoint")
+	cmd.AddCommand(gc)
+	return cmd
+}
+
+// janitor removes what crashed otcurate processes left behind, keeping the
+// sandboxes of runs still alive. Failure to clean up does not stop a run.
+func janitor(cmd *cobra.Command, g *globals, backend sandbox.Backend, runID string) {
+	rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{OrphansOnly: true, ExceptRun: runID})
+	if err != nil {
+		g.logger.Warn("janitor could not clean up earlier runs", "err", err)
+		return
+	}
+	if n := len(rep.Containers) + len(rep.Networks); n > 0 {
+		g.logger.Info("janitor removed leftovers of earlier runs", "containers", len(rep.Containers), "networks", len(rep.Networks))
+	}
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/otcurate/otcurate/sandbox"
+)
+
+func dockerOrSkip(t *testing.T) *sandbox.Docker {
+	t.Helper()
+	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: "cli-test-probe"})
+	if err != nil {
+		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
+			t.Fatalf("Docker required: %v", err)
+		}
+		t.Skipf("no Docker engine: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// slowTask writes a task whose oracle sleeps, so a run can be interrupted
+// while its sandbox is up.
+func slowTask(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "slow-task")
+	files := map[string]string{
+		"instruction.md":         "wait\n",
+		"task.toml":              "[agent]\ntimeout_sec = 300\n",
+		"environment/Dockerfile": "FROM debian:bookworm\n",
+		"tests/test.sh":          "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+		"solution/solve.sh":      "#!/bin/bash\nsleep 200\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func buildBinary(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "otcurate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startAndWait starts `otcurate run` and waits until its sandbox exists.
+func startAndWait(t *testing.T, d *sandbox.Docker, bin, task, runID string) (*exec.Cmd, *bytes.Buffer) {
+	cmd := exec.Command(bin, "run", task, "--agent", "oracle", "--run-id", runID)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		left, err := d.Containers(context.Background(), runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) > 0 {
+			time.Sleep(time.Second) // let solve.sh start
+			return cmd, &stderr
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no sandbox after 90 s\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestRunCtrlCLeavesNoContainer: SIGINT mid-run exits 130 with nothing left.
+func TestRunCtrlCLeavesNoContainer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Docker")
+	}
+	d := dockerOrSkip(t)
+	bin, task := buildBinary(t), slowTask(t)
+	runID := newRunID() + "-ctrlc"
+	cmd, stderr := startAndWait(t, d, bin, task, runID)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, stderr.String())
+	}
+	if left, _ := d.Containers(context.Background(), runID); len(left) != 0 {
+		t.Fatalf("containers left after Ctrl-C: %v", left)
+	}
+}
+
+// TestKilledRunThenGC: SIGKILL skips every defer; `sandbox gc` removes the
+// orphan (and only orphans, so concurrent runs are safe).
+func TestKilledRunThenGC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Docker")
+	}
+	d := dockerOrSkip(t)
+	bin, task := buildBinary(t), slowTask(t)
+	runID := newRunID() + "-kill"
+	cmd, _ := startAndWait(t, d, bin, task, runID)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if left, _ := d.Containers(context.Background(), runID); len(left) != 1 {
+		t.Fatalf("after SIGKILL: %d containers, want the orphan", len(left))
+	}
+	out, err := exec.Command(bin, "sandbox", "gc").CombinedOutput()
+	if err != nil {
+		t.Fatalf("sandbox gc: %v\n%s", err, out)
+	}
+	if left, _ := d.Containers(context.Background(), runID); len(left) != 0 {
+		t.Fatalf("containers left after gc: %v\n%s", left, out)
+	}
+}

@@ -1,0 +1,420 @@
+package trial
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
+)
+
+// Agent is who acts in the sandbox before verification.
+type Agent string
+
+// Built-in agents.
+const (
+	Oracle Agent = "oracle" // runs solution/solve.sh
+	Nop    Agent = "nop"    // does nothing: the negative control
+)
+
+// Task is a decoded task ready to run.
+type Task struct {
+	Path   string
+	Bundle *bundle.Bundle
+	Info   *bundle.Info
+}
+
+// LoadTask decodes and validates a bundle, keeping every file's content.
+func LoadTask(path string, blob []byte, lim bundle.Limits) (*Task, error) {
+	b, err := bundle.Scan(blob, lim, bundle.RetainAll(lim))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	info, err := bundle.Validate(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Task{Path: path, Bundle: b, Info: info}, nil
+}
+
+// Options configure a run.
+type Options struct {
+	Agent   Agent
+	Repeats int  // verifier runs; ≥ 1
+	Isolate bool // a fresh sandbox (and solve) per repeat instead of re-verifying one post-solution state
+	// AllowNetwork lets a task that asks for network (Harbor's default
+	// "public") have it. Off by default: curation runs offline.
+	AllowNetwork bool
+	Labels       map[string]string
+	InfraRetries int           // attempts after an infrastructure failure; default 2
+	Backoff      time.Duration // first retry delay; default 1 s, doubled each time
+}
+
+// Durations are per-phase wall times in seconds.
+type Durations struct {
+	Build    float64 `json:"build"`
+	Start    float64 `json:"start"`
+	Solve    float64 `json:"solve"`
+	Verify   float64 `json:"verify"`
+	Teardown float64 `json:"teardown"`
+}
+
+// Result is the outcome of one verifier run.
+type Result struct {
+	Task         string             `json:"task"`
+	Agent        Agent              `json:"agent"`
+	Repeat       int                `json:"repeat"`
+	Outcome      Outcome            `json:"outcome"`
+	Reward       *float64           `json:"reward"`
+	Rewards      map[string]float64 `json:"rewards,omitempty"`
+	Detail       string             `json:"detail,omitempty"`
+	Warnings     []string           `json:"warnings,omitempty"`
+	SolveExit    *int               `json:"solve_exit,omitempty"`
+	VerifierExit *int               `json:"verifier_exit,omitempty"`
+	ImageCached  bool               `json:"image_cached"`
+	Sandboxes    int                `json:"sandboxes"` // containers started for this result's session
+	Durations    Durations          `json:"durations"`
+	Log          string             `json:"log,omitempty"` // tail of the relevant log
+}
+
+// Runner runs trials on a backend.
+type Runner struct {
+	Backend sandbox.Backend
+	Logger  *slog.Logger
+}
+
+const logTail = 8 << 10
+
+// Run executes the agent and Repeats verifier runs. It returns one result
+// per repeat. The error is reserved for cancellation.
+func (r *Runner) Run(ctx context.Context, t *Task, o Options) ([]Result, error) {
+	if o.Repeats < 1 {
+		o.Repeats = 1
+	}
+	if o.InfraRetries == 0 {
+		o.InfraRetries = 2
+	}
+	if o.Backoff == 0 {
+		o.Backoff = time.Second
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	if !o.Isolate {
+		return r.withRetry(ctx, t, o, o.Repeats, 0)
+	}
+	var all []Result
+	for i := 0; i < o.Repeats; i++ {
+		res, err := r.withRetry(ctx, t, o, 1, i)
+		all = append(all, res...)
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+// withRetry runs a session, retrying infrastructure failures with backoff.
+func (r *Runner) withRetry(ctx context.Context, t *Task, o Options, repeats, first int) ([]Result, error) {
+	delay := o.Backoff
+	for attempt := 0; ; attempt++ {
+		res, infra := r.session(ctx, t, o, repeats, first)
+		if infra == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if attempt >= o.InfraRetries {
+			return fill(t, o, repeats, first, infraOutcome(infra), infra.Error()), nil
+		}
+		r.Logger.Warn("infrastructure failure, retrying", "task", t.Path, "attempt", attempt+1, "err", infra)
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		delay *= 2
+	}
+}
+
+func infraOutcome(err error) Outcome {
+	var ie *sandbox.InfraError
+	if errors.As(err, &ie) {
+		switch ie.Kind {
+		case string(EngineUnavailable):
+			return EngineUnavailable
+		case string(OutOfDisk):
+			return OutOfDisk
+		}
+	}
+	return InfraError
+}
+
+// fill makes one identical result per repeat.
+func fill(t *Task, o Options, repeats, first int, out Outcome, detail string) []Result {
+	res := make([]Result, repeats)
+	for i := range res {
+		res[i] = Result{Task: t.Path, Agent: o.Agent, Repeat: first + i, Outcome: out, Detail: detail}
+	}
+	return res
+}
+
+// session is one sandbox: build, start, act, then verify `repeats` times.
+// A non-nil error is an infrastructure failure (the results are void).
+func (r *Runner) session(ctx context.Context, t *Task, o Options, repeats, first int) (results []Result, infra error) {
+	cfg := t.Info.Config
+	var d Durations
+	if t.Info.EnvKind != "dockerfile" {
+		return fill(t, o, repeats, first, UnsupportedEnv, fmt.Sprintf("environment kind %q is not supported yet (Dockerfile only)", t.Info.EnvKind)), nil
+	}
+	if o.Agent == Oracle && !t.Info.HasSolution {
+		return fill(t, o, repeats, first, NoSolution, "the task has no solution/solve.sh"), nil
+	}
+	envFiles, err := t.Bundle.Entries("environment")
+	if err != nil {
+		return nil, err
+	}
+
+	// Build.
+	t0 := time.Now()
+	img, err := r.Backend.Build(ctx, sandbox.Environment{Hash: t.Bundle.EnvHash, Files: envFiles,
+		BuildTimeout: seconds(cfg.Environment.BuildTimeoutSec), Task: t.Path})
+	d.Build = since(t0)
+	if err != nil {
+		var be *sandbox.BuildError
+		if errors.As(err, &be) {
+			out := BuildFailed
+			switch {
+			case be.Timeout:
+				out = BuildTimeout
+			case be.Offline:
+				out = BuildNeedsNetwork
+			}
+			res := fill(t, o, repeats, first, out, be.Error())
+			for i := range res {
+				res[i].Log, res[i].Durations = tail(be.Log), d
+			}
+			return res, nil
+		}
+		return nil, err
+	}
+
+	// Start (and wait for the healthcheck).
+	t0 = time.Now()
+	sb, err := r.Backend.Start(ctx, sandbox.StartSpec{
+		Image: img, Workdir: cfg.Environment.Workdir, Env: cfg.Environment.Env,
+		Network:     o.AllowNetwork && cfg.Environment.NetworkMode != "no-network",
+		Resources:   sandbox.Resources{CPUs: cfg.Environment.CPUs, MemoryMB: cfg.Environment.MemoryMB},
+		Labels:      mergeLabels(o.Labels, map[string]string{sandbox.LabelTask: t.Path, sandbox.LabelEnv: t.Bundle.EnvHash}),
+		Healthcheck: cfg.Environment.Healthcheck,
+	})
+	d.Start = since(t0)
+	if err != nil {
+		var he *sandbox.HealthcheckError
+		if errors.As(err, &he) {
+			res := fill(t, o, repeats, first, EnvironmentUnhealthy, he.Error())
+			for i := range res {
+				res[i].Durations = d
+			}
+			return res, nil
+		}
+		return nil, err
+	}
+	defer func() {
+		t0 := time.Now()
+		stopErr := sb.Stop(context.WithoutCancel(ctx))
+		for i := range results {
+			results[i].Durations.Teardown = since(t0)
+		}
+		if stopErr != nil {
+			r.Logger.Warn("sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", stopErr)
+		}
+	}()
+
+	// Act.
+	var solveExit *int
+	solveTimedOut := false
+	if o.Agent == Oracle {
+		t0 = time.Now()
+		res, err := r.solve(ctx, sb, t)
+		d.Solve = since(t0)
+		if err != nil {
+			return nil, err
+		}
+		code := res.ExitCode
+		solveExit, solveTimedOut = &code, res.TimedOut
+	}
+
+	// Verify, repeatedly, on the same post-solution state.
+	for i := 0; i < repeats; i++ {
+		t0 = time.Now()
+		res, err := r.verify(ctx, sb, t, o)
+		if err != nil {
+			return nil, err
+		}
+		res.Durations = d
+		res.Durations.Verify = since(t0)
+		res.Repeat, res.Agent, res.Task = first+i, o.Agent, t.Path
+		res.SolveExit, res.ImageCached, res.Sandboxes = solveExit, img.Cached, 1
+		res.Warnings = append(res.Warnings, img.Warnings...)
+		if solveTimedOut && res.Outcome == Scored {
+			res.Outcome = SolveTimeout
+			res.Detail = fmt.Sprintf("solve.sh exceeded the agent timeout (%gs); the verifier still ran", cfg.Agent.TimeoutSec)
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func mergeLabels(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// solve copies solution/ to /solution and runs solve.sh as the agent user
+// under the agent timeout, output in /logs/agent/oracle.txt.
+func (r *Runner) solve(ctx context.Context, sb sandbox.Sandbox, t *Task) (sandbox.ExecResult, error) {
+	cfg := t.Info.Config
+	files, err := t.Bundle.Entries("solution")
+	if err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	if err := sb.Upload(ctx, "/solution", files); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	if _, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "chmod -R a+rX /solution && chmod +x /solution/solve.sh", User: "root", Timeout: time.Minute}); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	env := map[string]string{"DEBIAN_FRONTEND": "noninteractive"}
+	for k, v := range cfg.Solution.Env {
+		env[k] = v
+	}
+	return sb.Exec(ctx, sandbox.ExecRequest{
+		Cmd:     runScript("/solution/solve.sh", t.Bundle, "solution/solve.sh") + " > /logs/agent/oracle.txt 2>&1",
+		User:    cfg.Agent.User,
+		Env:     env,
+		Timeout: seconds(cfg.Agent.TimeoutSec),
+	})
+}
+
+// runScript executes a script directly when it has a shebang (Harbor makes
+// it executable as root first), else through bash.
+func runScript(path string, b *bundle.Bundle, member string) string {
+	if data, ok := b.Data(member); ok && bytes.HasPrefix(data, []byte("#!")) {
+		return path
+	}
+	return "bash " + path
+}
+
+// verify runs the verifier once on the current state and classifies it.
+func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Options) (Result, error) {
+	cfg := t.Info.Config
+	var res Result
+	// Fresh /tests and an empty /logs/verifier, so no earlier run (and no
+	// agent) can leave a reward behind.
+	prep := "rm -rf /tests /logs/verifier && mkdir -p /logs/verifier && chmod 777 /logs/verifier"
+	if _, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: prep, User: "root", Timeout: time.Minute}); err != nil {
+		return res, err
+	}
+	tests, err := t.Bundle.Entries("tests")
+	if err != nil {
+		return res, err
+	}
+	if err := sb.Upload(ctx, "/tests", tests); err != nil {
+		return res, err
+	}
+	script := "/" + t.Info.TestScript
+	if _, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "chmod -R a+rX /tests && chmod +x " + script, User: "root", Timeout: time.Minute}); err != nil {
+		return res, err
+	}
+	run, err := sb.Exec(ctx, sandbox.ExecRequest{
+		Cmd:     runScript(script, t.Bundle, t.Info.TestScript) + " > /logs/verifier/test-stdout.txt 2>&1",
+		User:    cfg.Verifier.User,
+		Env:     cfg.Verifier.Env,
+		Timeout: seconds(cfg.Verifier.TimeoutSec),
+	})
+	if err != nil {
+		return res, err
+	}
+	code := run.ExitCode
+	res.VerifierExit = &code
+	out, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: fmt.Sprintf("tail -c %d /logs/verifier/test-stdout.txt 2>/dev/null", logTail), User: "root", Timeout: time.Minute})
+	if err != nil {
+		return res, err
+	}
+	res.Log = string(out.Stdout)
+	if run.TimedOut {
+		res.Outcome, res.Detail = VerifierTimeout, fmt.Sprintf("test.sh exceeded the verifier timeout (%gs)", cfg.Verifier.TimeoutSec)
+		return res, nil
+	}
+	txt, txtErr := sb.Download(ctx, "/logs/verifier/reward.txt", 64<<10)
+	js, jsErr := sb.Download(ctx, "/logs/verifier/reward.json", 64<<10)
+	for _, e := range []error{txtErr, jsErr} {
+		if e != nil && !errors.Is(e, sandbox.ErrNotFound) {
+			return res, e
+		}
+	}
+	offline := !o.AllowNetwork || cfg.Environment.NetworkMode == "no-network"
+	if offline && looksOffline(res.Log) {
+		res.Outcome = VerifierNeedsNetwork
+		res.Detail = "the verifier tried to reach the network, which the sandbox does not have; its reward (if any) is not trusted"
+		return res, nil
+	}
+	classifyReward(&res, txt, txtErr == nil, js, jsErr == nil)
+	return res, nil
+}
+
+// classifyReward applies the reward-file contract.
+func classifyReward(res *Result, txt []byte, hasTxt bool, js []byte, hasJSON bool) {
+	var vTxt, vJSON float64
+	var errTxt, errJSON error
+	if hasTxt {
+		vTxt, errTxt = parseRewardTxt(txt)
+	}
+	if hasJSON {
+		vJSON, res.Rewards, errJSON = parseRewardJSON(js)
+	}
+	switch {
+	case !hasTxt && !hasJSON:
+		res.Outcome, res.Detail = RewardMissing, "test.sh wrote neither /logs/verifier/reward.txt nor reward.json"
+	case hasTxt && errTxt != nil:
+		res.Outcome, res.Detail = RewardInvalid, errTxt.Error()
+	case hasJSON && errJSON != nil:
+		res.Outcome, res.Detail = RewardInvalid, errJSON.Error()
+	case hasTxt && hasJSON && vTxt != vJSON:
+		res.Outcome = RewardAmbiguous
+		res.Detail = fmt.Sprintf("reward.txt says %g and reward.json says %g; Harbor versions disagree on which wins", vTxt, vJSON)
+	default:
+		v := vTxt
+		if hasJSON {
+			v = vJSON
+		}
+		if hasTxt && hasJSON {
+			res.Warnings = append(res.Warnings, "both reward.txt and reward.json written (they agree)")
+		}
+		res.Outcome, res.Reward = Scored, &v
+	}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func since(t time.Time) float64 { return float64(time.Since(t).Milliseconds()) / 1000 }
+
+func tail(s string) string {
+	if len(s) > logTail {
+		return "…" + s[len(s)-logTail:]
+	}
+	return strings.TrimSpace(s)
+}

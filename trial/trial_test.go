@@ -1,0 +1,233 @@
+package trial_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/trial"
+)
+
+const fixtures = "../testdata/harbor-examples"
+
+// countingBackend counts sandbox starts.
+type countingBackend struct {
+	sandbox.Backend
+	starts atomic.Int64
+}
+
+func (c *countingBackend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sandbox, error) {
+	c.starts.Add(1)
+	return c.Backend.Start(ctx, spec)
+}
+
+// engine connects to Docker under a fresh run id and, at the end, checks
+// that the run left no container behind.
+func engine(t *testing.T) (*countingBackend, string) {
+	t.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	runID := "test-trial-" + hex.EncodeToString(b[:])
+	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
+	if err != nil {
+		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
+			t.Fatalf("Docker required: %v", err)
+		}
+		t.Skipf("no Docker engine (set OTCURATE_REQUIRE_DOCKER=1 to fail instead): %v", err)
+	}
+	t.Cleanup(func() {
+		left, err := d.Containers(context.Background(), runID)
+		if err != nil {
+			t.Errorf("listing containers: %v", err)
+		}
+		if len(left) > 0 {
+			t.Errorf("run %s left %d containers: %v", runID, len(left), left)
+			d.GC(context.Background(), sandbox.GCOptions{Run: runID})
+		}
+		d.Close()
+	})
+	return &countingBackend{Backend: d}, runID
+}
+
+func loadDir(t *testing.T, dir string) *trial.Task {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := bundle.EncodeDir(&buf, dir); err != nil {
+		t.Fatal(err)
+	}
+	task, err := trial.LoadTask(filepath.Base(dir), buf.Bytes(), bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// synthetic builds a task on the local bookworm image.
+func synthetic(t *testing.T, name, toml, testSh, solveSh string) *trial.Task {
+	t.Helper()
+	entries := []bundle.Entry{
+		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("Do the thing.\n")},
+		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(toml)},
+		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("FROM debian:bookworm\nWORKDIR /app\n")},
+		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(testSh)},
+	}
+	if solveSh != "" {
+		entries = append(entries, bundle.Entry{Name: "solution/solve.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(solveSh)})
+	}
+	var buf bytes.Buffer
+	if err := bundle.Encode(&buf, entries); err != nil {
+		t.Fatal(err)
+	}
+	task, err := trial.LoadTask(name, buf.Bytes(), bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+func run(t *testing.T, b sandbox.Backend, runID string, task *trial.Task, agent trial.Agent, repeats int) []trial.Result {
+	t.Helper()
+	r := &trial.Runner{Backend: b}
+	res, err := r.Run(context.Background(), task, trial.Options{Agent: agent, Repeats: repeats,
+		Labels: map[string]string{sandbox.LabelRun: runID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != repeats {
+		t.Fatalf("%d results for %d repeats", len(res), repeats)
+	}
+	for _, r := range res {
+		t.Logf("%s %s: %s reward=%v detail=%q durations=%+v", r.Task, r.Agent, r.Outcome, deref(r.Reward), r.Detail, r.Durations)
+	}
+	return res
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func wantReward(t *testing.T, res []trial.Result, want float64) {
+	t.Helper()
+	for _, r := range res {
+		if r.Outcome != trial.Scored || r.Reward == nil || *r.Reward != want {
+			t.Errorf("%s/%s: %s reward=%v, want scored %v (%s)\n%s", r.Task, r.Agent, r.Outcome, deref(r.Reward), want, r.Detail, r.Log)
+		}
+	}
+}
+
+// TestHarborFixtures: the contract on five tasks nobody here wrote.
+func TestHarborFixtures(t *testing.T) {
+	b, runID := engine(t)
+	for _, name := range []string{"hello-user", "hello-workdir", "hello-healthcheck"} {
+		task := loadDir(t, filepath.Join(fixtures, name))
+		wantReward(t, run(t, b, runID, task, trial.Oracle, 1), 1)
+		wantReward(t, run(t, b, runID, task, trial.Nop, 1), 0)
+	}
+	// Offline, these two cannot pass; they must say why, not score 0.
+	alpine := run(t, b, runID, loadDir(t, filepath.Join(fixtures, "hello-alpine")), trial.Nop, 1)
+	if o := alpine[0].Outcome; o != trial.BuildNeedsNetwork && o != trial.BuildFailed {
+		t.Errorf("hello-alpine: %s, want a build outcome", o)
+	} else if o != trial.BuildNeedsNetwork {
+		t.Errorf("hello-alpine: %s, want %s (apk cannot reach its repository)", o, trial.BuildNeedsNetwork)
+	}
+	for _, agent := range []trial.Agent{trial.Oracle, trial.Nop} {
+		world := run(t, b, runID, loadDir(t, filepath.Join(fixtures, "hello-world")), agent, 1)
+		if world[0].Outcome != trial.VerifierNeedsNetwork || world[0].Reward != nil {
+			t.Errorf("hello-world/%s: %s reward=%v, want %s and no reward", agent, world[0].Outcome, deref(world[0].Reward), trial.VerifierNeedsNetwork)
+		}
+	}
+}
+
+const quickToml = "[verifier]\ntimeout_sec = 20\n[agent]\ntimeout_sec = 20\n"
+
+// TestRewardContract covers each way a verifier can fail to give a reward.
+func TestRewardContract(t *testing.T) {
+	b, runID := engine(t)
+	cases := []struct {
+		name, toml, test, solve string
+		agent                   trial.Agent
+		want                    trial.Outcome
+	}{
+		{"missing", quickToml, "#!/bin/bash\necho no reward\n", "", trial.Nop, trial.RewardMissing},
+		{"garbage", quickToml, "#!/bin/bash\necho PASSED > /logs/verifier/reward.txt\n", "", trial.Nop, trial.RewardInvalid},
+		{"nan", quickToml, "#!/bin/bash\necho nan > /logs/verifier/reward.txt\n", "", trial.Nop, trial.RewardInvalid},
+		{"ambiguous", quickToml, "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\necho '{\"reward\": 0}' > /logs/verifier/reward.json\n", "", trial.Nop, trial.RewardAmbiguous},
+		{"json", quickToml, "#!/bin/bash\necho '{\"reward\": 1, \"passed\": 2}' > /logs/verifier/reward.json\n", "", trial.Nop, trial.Scored},
+		{"exit code ignored", quickToml, "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\nexit 3\n", "", trial.Nop, trial.Scored},
+		{"verifier timeout", "[verifier]\ntimeout_sec = 2\n", "#!/bin/bash\nsleep 60\necho 1 > /logs/verifier/reward.txt\n", "", trial.Nop, trial.VerifierTimeout},
+		{"solve timeout", "[agent]\ntimeout_sec = 2\n[verifier]\ntimeout_sec = 20\n", "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", "#!/bin/bash\nsleep 60\n", trial.Oracle, trial.SolveTimeout},
+		{"no solution", quickToml, "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", "", trial.Oracle, trial.NoSolution},
+		// A process left running by solve.sh must not hang the verifier.
+		{"background process", quickToml, "#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+			"#!/bin/bash\nsleep 1000 &\ntouch /app/done\n", trial.Oracle, trial.Scored},
+		// The agent cannot leave a reward behind: /logs/verifier is cleared.
+		{"prewritten reward", quickToml, "#!/bin/bash\ntrue\n", "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", trial.Oracle, trial.RewardMissing},
+		// 200 MB of verifier output stays in the sandbox's log file.
+		{"huge output", quickToml, "#!/bin/bash\nhead -c 200000000 /dev/zero | tr '\\0' x\necho\necho 1 > /logs/verifier/reward.txt\n", "", trial.Nop, trial.Scored},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res := run(t, b, runID, synthetic(t, tc.name, tc.toml, tc.test, tc.solve), tc.agent, 1)
+			if res[0].Outcome != tc.want {
+				t.Fatalf("outcome %s (%s), want %s\n%s", res[0].Outcome, res[0].Detail, tc.want, res[0].Log)
+			}
+			if len(res[0].Log) > 16<<10 {
+				t.Errorf("kept %d bytes of log", len(res[0].Log))
+			}
+			t.Logf("%s in %v", tc.name, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestRepeatsShareOneSandbox: N verifier runs on one post-solution state
+// cost one container start; --isolate costs N.
+func TestRepeatsShareOneSandbox(t *testing.T) {
+	b, runID := engine(t)
+	task := synthetic(t, "repeats", quickToml, "#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt\n", "#!/bin/bash\ntouch /app/done\n")
+	res := run(t, b, runID, task, trial.Oracle, 5)
+	wantReward(t, res, 1)
+	if n := b.starts.Load(); n != 1 {
+		t.Fatalf("5 shared repeats started %d sandboxes, want 1", n)
+	}
+	r := &trial.Runner{Backend: b}
+	if _, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 3, Isolate: true,
+		Labels: map[string]string{sandbox.LabelRun: runID}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.starts.Load(); n != 4 {
+		t.Fatalf("3 isolated repeats started %d sandboxes, want 3", n-1)
+	}
+}
+
+// TestCancelLeavesNoContainer: cancelling mid-solve returns promptly and
+// leaves nothing (checked by engine's cleanup).
+func TestCancelLeavesNoContainer(t *testing.T) {
+	b, runID := engine(t)
+	task := synthetic(t, "cancel", "[agent]\ntimeout_sec = 120\n", "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", "#!/bin/bash\nsleep 100\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(4 * time.Second)
+		cancel()
+	}()
+	start := time.Now()
+	r := &trial.Runner{Backend: b}
+	_, err := r.Run(ctx, task, trial.Options{Agent: trial.Oracle, Labels: map[string]string{sandbox.LabelRun: runID}})
+	if err == nil {
+		t.Fatal("run finished although cancelled")
+	}
+	if d := time.Since(start); d > 40*time.Second {
+		t.Fatalf("cancel took %v", d)
+	}
+}
