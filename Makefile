@@ -41,6 +41,7 @@ demo: setup build
 
 bench: setup build
 	$(GO) run ./bench/validate
+	scripts/bench-sandbox.sh
 
 clean:
 	rm -rf bin out
