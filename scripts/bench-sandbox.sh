@@ -23,8 +23,9 @@ awk -v a="$api" -v f="$files" -v c="$cli" 'BEGIN {
 echo
 echo "== $REPEATS verifier repeats: one post-solution sandbox vs one per repeat =="
 bin/otcurate gen-pool -n 1 --seed 5 --rates none -o /tmp/otcurate-bench-repeat.parquet --log-level warn >/dev/null
-task="/tmp/otcurate-bench-repeat.parquet#task-0"
+task="/tmp/otcurate-bench-repeat.parquet#task-00000"
 bin/otcurate run "$task" --log-level warn >/dev/null || true # warm the image cache
+bin/otcurate run "$task" --repeats "$REPEATS" --log-level warn >/dev/null || { echo "the benchmark task does not pass its oracle"; exit 1; }
 shared=() isolated=()
 for i in $(seq "$COUNT"); do
 	s=$(date +%s.%N); bin/otcurate run "$task" --repeats "$REPEATS" --log-level warn >/dev/null || true; e=$(date +%s.%N)

@@ -3,10 +3,12 @@ package trial
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -86,6 +88,8 @@ type Result struct {
 type Runner struct {
 	Backend sandbox.Backend
 	Logger  *slog.Logger
+
+	seq atomic.Int64 // staging directory names
 }
 
 const logTail = 8 << 10
@@ -319,52 +323,57 @@ func runScript(path string, b *bundle.Bundle, member string) string {
 }
 
 // verify runs the verifier once on the current state and classifies it.
+//
+// It costs three engine round trips: upload tests/ to a staging directory,
+// one root exec that swaps it in as /tests and empties /logs/verifier (so
+// no earlier run and no agent can leave a reward behind), and one exec as
+// the verifier user that runs test.sh and then reports the reward files
+// and the log tail in a framed, base64 form on its own stdout (test.sh's
+// output goes to /logs/verifier/test-stdout.txt, never to that stream).
+// When the frame is missing (a timeout killed the exec) the files are
+// fetched one by one instead.
 func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Options) (Result, error) {
 	cfg := t.Info.Config
 	var res Result
-	// Fresh /tests and an empty /logs/verifier, so no earlier run (and no
-	// agent) can leave a reward behind.
-	prep := "rm -rf /tests /logs/verifier && mkdir -p /logs/verifier && chmod 777 /logs/verifier"
-	if _, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: prep, User: "root", Timeout: time.Minute}); err != nil {
-		return res, err
-	}
 	tests, err := t.Bundle.Entries("tests")
 	if err != nil {
 		return res, err
 	}
-	if err := sb.Upload(ctx, "/tests", tests); err != nil {
+	staging := fmt.Sprintf("/tmp/.otcurate-tests-%d", r.seq.Add(1))
+	if err := sb.Upload(ctx, staging, tests); err != nil {
 		return res, err
 	}
 	script := "/" + t.Info.TestScript
-	if _, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "chmod -R a+rX /tests && chmod +x " + script, User: "root", Timeout: time.Minute}); err != nil {
+	prep := fmt.Sprintf("rm -rf /tests /logs/verifier && mv %s /tests && mkdir -p /logs/verifier && chmod 777 /logs/verifier && chmod -R a+rX /tests && chmod +x %s", staging, script)
+	if p, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: prep, User: "root", Timeout: time.Minute}); err != nil {
 		return res, err
+	} else if p.ExitCode != 0 {
+		return res, fmt.Errorf("preparing /tests: exit %d: %s", p.ExitCode, tail(string(p.Stderr)))
 	}
 	run, err := sb.Exec(ctx, sandbox.ExecRequest{
-		Cmd:     runScript(script, t.Bundle, t.Info.TestScript) + " > /logs/verifier/test-stdout.txt 2>&1",
-		User:    cfg.Verifier.User,
-		Env:     cfg.Verifier.Env,
-		Timeout: seconds(cfg.Verifier.TimeoutSec),
+		Cmd:       runScript(script, t.Bundle, t.Info.TestScript) + " > /logs/verifier/test-stdout.txt 2>&1" + reportFrame,
+		User:      cfg.Verifier.User,
+		Env:       cfg.Verifier.Env,
+		Timeout:   seconds(cfg.Verifier.TimeoutSec),
+		MaxOutput: 1 << 20,
 	})
 	if err != nil {
 		return res, err
 	}
-	code := run.ExitCode
-	res.VerifierExit = &code
-	out, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: fmt.Sprintf("tail -c %d /logs/verifier/test-stdout.txt 2>/dev/null", logTail), User: "root", Timeout: time.Minute})
-	if err != nil {
-		return res, err
+	rep, framed := parseFrame(run.Stdout)
+	if framed {
+		res.VerifierExit = &rep.exit
+	} else {
+		code := run.ExitCode
+		res.VerifierExit = &code
+		if rep, err = fetchReport(ctx, sb); err != nil {
+			return res, err
+		}
 	}
-	res.Log = string(out.Stdout)
+	res.Log = rep.tail
 	if run.TimedOut {
 		res.Outcome, res.Detail = VerifierTimeout, fmt.Sprintf("test.sh exceeded the verifier timeout (%gs)", cfg.Verifier.TimeoutSec)
 		return res, nil
-	}
-	txt, txtErr := sb.Download(ctx, "/logs/verifier/reward.txt", 64<<10)
-	js, jsErr := sb.Download(ctx, "/logs/verifier/reward.json", 64<<10)
-	for _, e := range []error{txtErr, jsErr} {
-		if e != nil && !errors.Is(e, sandbox.ErrNotFound) {
-			return res, e
-		}
 	}
 	offline := !o.AllowNetwork || cfg.Environment.NetworkMode == "no-network"
 	if offline && looksOffline(res.Log) {
@@ -372,8 +381,82 @@ func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Opti
 		res.Detail = "the verifier tried to reach the network, which the sandbox does not have; its reward (if any) is not trusted"
 		return res, nil
 	}
-	classifyReward(&res, txt, txtErr == nil, js, jsErr == nil)
+	classifyReward(&res, rep.txt, rep.hasTxt, rep.json, rep.hasJSON)
 	return res, nil
+}
+
+// report is what verify reads back after test.sh.
+type report struct {
+	exit            int
+	txt, json       []byte
+	hasTxt, hasJSON bool
+	tail            string
+}
+
+// reportFrame is appended to the verifier command: after test.sh, print
+// its exit code, each reward file and the log tail, base64-encoded between
+// markers, on the exec's stdout.
+// Without base64 in the image no frame is printed and verify falls back.
+const reportFrame = `; __rc=$?; command -v base64 >/dev/null 2>&1 || exit "$__rc"; printf '\n@@otcurate rc %d\n' "$__rc"; ` +
+	`for __f in reward.txt reward.json; do if [ -f "/logs/verifier/$__f" ]; then printf '@@otcurate file %s\n' "$__f"; head -c 65536 "/logs/verifier/$__f" | base64 -w0; printf '\n'; fi; done; ` +
+	`printf '@@otcurate tail\n'; tail -c 8192 /logs/verifier/test-stdout.txt 2>/dev/null | base64 -w0; printf '\n@@otcurate end\n'`
+
+// parseFrame decodes the report frame; ok is false when it is incomplete.
+func parseFrame(out []byte) (rep report, ok bool) {
+	s := string(out)
+	i := strings.LastIndex(s, "\n@@otcurate rc ")
+	if i < 0 || !strings.HasSuffix(strings.TrimRight(s, "\n"), "@@otcurate end") {
+		return rep, false
+	}
+	lines := strings.Split(s[i+1:], "\n")
+	if _, err := fmt.Sscanf(lines[0], "@@otcurate rc %d", &rep.exit); err != nil {
+		return rep, false
+	}
+	for j := 1; j+1 < len(lines); j++ {
+		var data []byte
+		var err error
+		switch line := lines[j]; {
+		case strings.HasPrefix(line, "@@otcurate file "):
+			if data, err = base64.StdEncoding.DecodeString(lines[j+1]); err != nil {
+				return rep, false
+			}
+			switch strings.TrimPrefix(line, "@@otcurate file ") {
+			case "reward.txt":
+				rep.txt, rep.hasTxt = data, true
+			case "reward.json":
+				rep.json, rep.hasJSON = data, true
+			}
+			j++
+		case line == "@@otcurate tail":
+			if data, err = base64.StdEncoding.DecodeString(lines[j+1]); err != nil {
+				return rep, false
+			}
+			rep.tail = string(data)
+			j++
+		}
+	}
+	return rep, true
+}
+
+// fetchReport reads the reward files and the log tail with separate calls
+// (after a timeout killed the framed command).
+func fetchReport(ctx context.Context, sb sandbox.Sandbox) (report, error) {
+	var rep report
+	out, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: fmt.Sprintf("tail -c %d /logs/verifier/test-stdout.txt 2>/dev/null", logTail), User: "root", Timeout: time.Minute})
+	if err != nil {
+		return rep, err
+	}
+	rep.tail = string(out.Stdout)
+	var txtErr, jsErr error
+	rep.txt, txtErr = sb.Download(ctx, "/logs/verifier/reward.txt", 64<<10)
+	rep.json, jsErr = sb.Download(ctx, "/logs/verifier/reward.json", 64<<10)
+	for _, e := range []error{txtErr, jsErr} {
+		if e != nil && !errors.Is(e, sandbox.ErrNotFound) {
+			return rep, e
+		}
+	}
+	rep.hasTxt, rep.hasJSON = txtErr == nil, jsErr == nil
+	return rep, nil
 }
 
 // classifyReward applies the reward-file contract.
