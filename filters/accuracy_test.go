@@ -13,12 +13,21 @@ import (
 	"github.com/otcurate/otcurate/poolgen"
 )
 
-// TestValidateAndDedupMatchGroundTruth generates a labelled pool with the
-// default defect mix and checks every validate and dedup decision against
-// the labels: each codec or structure defect dropped with exactly the
-// expected reason, each duplicate set reduced to its first path, and no
-// other task dropped.
-func TestValidateAndDedupMatchGroundTruth(t *testing.T) {
+// lintReason maps the generator's lint-stage defect kinds to lint codes.
+var lintReason = map[string]string{
+	poolgen.DefectTestsInImage:       filters.LintTestsInImage,
+	poolgen.DefectNetworkVerifier:    filters.LintVerifierNetwork,
+	poolgen.DefectInstructionReveals: filters.LintInstructionReveals,
+	poolgen.DefectNoSolution:         filters.LintNoSolution,
+}
+
+// TestStaticStagesMatchGroundTruth generates a labelled pool with the
+// default defect mix (lint kinds boosted) and checks every validate, dedup
+// and lint decision against the labels: each codec or structure defect
+// dropped by validate with exactly the expected reason, each duplicate set
+// reduced to its first path, each lint defect dropped by lint with its
+// code, and no other task dropped.
+func TestStaticStagesMatchGroundTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 600-task pool")
 	}
@@ -30,7 +39,7 @@ func TestValidateAndDedupMatchGroundTruth(t *testing.T) {
 	}
 	labels := map[string]poolgen.Label{}
 	var buf bytes.Buffer
-	err = poolgen.Generate(context.Background(), poolgen.Options{N: 600, Seed: 11, Rates: poolgen.DefaultRates()}, func(task poolgen.Task) error {
+	err = poolgen.Generate(context.Background(), poolgen.Options{N: 600, Seed: 11, Rates: boosted()}, func(task poolgen.Task) error {
 		labels[task.Path] = task.Label
 		blob := task.Blob
 		if task.Entries != nil {
@@ -57,7 +66,7 @@ func TestValidateAndDedupMatchGroundTruth(t *testing.T) {
 	// Tighter limits than the defaults keep the injected bombs cheap; the
 	// decoder's behaviour does not depend on the numbers.
 	lim := bundle.Limits{MaxTotalBytes: 64 << 20, MaxMembers: 5000, MaxFileBytes: 1 << 30}
-	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{Limits: lim})
+	stages, err := filters.Build([]string{"validate", "dedup", "lint"}, filters.Options{Limits: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +104,7 @@ func TestValidateAndDedupMatchGroundTruth(t *testing.T) {
 		}
 	}
 
-	var codec, dups, good int
+	var codec, dups, lints, good int
 	for p, l := range labels {
 		v := decided[p][pipeline.StageValidate]
 		switch {
@@ -115,15 +124,42 @@ func TestValidateAndDedupMatchGroundTruth(t *testing.T) {
 			if d.Verdict != pipeline.Drop || d.Reason != filters.ReasonDuplicateContent {
 				t.Errorf("%s: dedup %s/%s, want drop/duplicate_content", p, d.Verdict, d.Reason)
 			}
-		} else {
+			continue
+		}
+		if d.Verdict != pipeline.Keep {
+			t.Errorf("%s (%q): dedup dropped a unique task: %s", p, l.Defect, d.Detail)
+			continue
+		}
+		li := decided[p][pipeline.StageLint]
+		switch want, isLint := lintReason[l.Defect]; {
+		case isLint:
+			lints++
+			if li.Verdict != pipeline.Drop || li.Reason != want {
+				t.Errorf("%s (%s): lint %s/%s, want drop/%s (%s)", p, l.Defect, li.Verdict, li.Reason, want, li.Detail)
+			}
+		case l.Defect == poolgen.DefectRewardMissing && li.Verdict == pipeline.Drop:
+			// Caught statically, earlier than the sandbox would.
+			if li.Reason != filters.LintNoRewardWrite {
+				t.Errorf("%s (reward_missing): lint dropped it for %s", p, li.Reason)
+			}
+		default:
 			good++
-			if d.Verdict != pipeline.Keep {
-				t.Errorf("%s (%q): dedup dropped a unique task: %s", p, l.Defect, d.Detail)
+			if li.Verdict != pipeline.Keep {
+				t.Errorf("%s (%q): lint dropped it: %s %s", p, l.Defect, li.Reason, li.Detail)
 			}
 		}
 	}
-	if codec < 20 || dups < 5 {
-		t.Fatalf("pool too clean to test anything: %d codec defects, %d duplicates", codec, dups)
+	if codec < 20 || dups < 5 || lints < 20 {
+		t.Fatalf("pool too clean to test anything: %d codec defects, %d duplicates, %d lint defects", codec, dups, lints)
 	}
-	t.Logf("%d codec/structure defects, %d duplicates, %d others: all decided as labelled", codec, dups, good)
+	t.Logf("%d codec/structure defects, %d duplicates, %d lint defects, %d others: all decided as labelled", codec, dups, lints, good)
+}
+
+// boosted is the default mix with the lint kinds at 2% each.
+func boosted() poolgen.Rates {
+	r := poolgen.DefaultRates()
+	for k := range lintReason {
+		r[k] = 0.02
+	}
+	return r
 }

@@ -13,17 +13,17 @@ type Options struct {
 	Limits bundle.Limits
 	Target int
 	Seed   int64
+	Lint   map[string]Action // lint check actions; nil = DefaultLintActions
 }
 
 // DefaultStages is the stage list of `otcurate build` today. The issue
-// tracker adds lint, env and flaky (and difficulty with a policy).
-var DefaultStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeline.StageSelect}
+// tracker adds env and flaky (and difficulty with a policy).
+var DefaultStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeline.StageLint, pipeline.StageSelect}
 
 // notBuilt names stages that are part of the design but not implemented
 // yet. Asking for one is an error: passing tasks through silently would
 // publish unfiltered data under a filter's name.
 var notBuilt = map[string]string{
-	pipeline.StageLint:       "static lint checks (issue #4)",
 	pipeline.StageEnv:        "environment stability in the Docker sandbox (issues #3, #4)",
 	pipeline.StageFlaky:      "the oracle/nop verifier gate with repeats (issues #3, #4)",
 	pipeline.StageDifficulty: "policy pass rates (issue #5)",
@@ -67,6 +67,8 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 			out = append(out, Validate{Limits: opts.Limits})
 		case pipeline.StageDedup:
 			out = append(out, Dedup{})
+		case pipeline.StageLint:
+			out = append(out, Lint{Actions: opts.Lint})
 		case pipeline.StageSelect:
 			out = append(out, Select{Target: opts.Target, Seed: opts.Seed})
 		default:

@@ -68,8 +68,9 @@ type StageSummary struct {
 	DroppedByReason map[string]int64 `json:"dropped_by_reason"`
 	Errors          int64            `json:"errors"`
 	ErrorsByReason  map[string]int64 `json:"errors_by_reason"`
-	Seconds         float64          `json:"seconds"`      // wall time of the stage (its share of a streaming pass)
-	BusySeconds     float64          `json:"busy_seconds"` // summed per-task processing time
+	FlaggedByReason map[string]int64 `json:"flagged_by_reason"` // findings that did not decide alone (warnings)
+	Seconds         float64          `json:"seconds"`           // wall time of the stage (its share of a streaming pass)
+	BusySeconds     float64          `json:"busy_seconds"`      // summed per-task processing time
 }
 
 // Result is what a run produced.
@@ -125,7 +126,8 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	res := &Result{}
 	sums := make(map[string]*StageSummary)
 	for _, s := range e.Stages {
-		sum := &StageSummary{Stage: s.Name(), DroppedByReason: map[string]int64{}, ErrorsByReason: map[string]int64{}}
+		sum := &StageSummary{Stage: s.Name(), DroppedByReason: map[string]int64{}, ErrorsByReason: map[string]int64{},
+			FlaggedByReason: map[string]int64{}}
 		sums[s.Name()] = sum
 		res.Stages = append(res.Stages, sum)
 	}
@@ -385,10 +387,13 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 			sum.ErrorsByReason[out.Reason]++
 			task.Alive = false
 		}
+		for _, f := range out.Flags {
+			sum.FlaggedByReason[f]++
+		}
 		task.LastStage = names[i]
 		if *sinkErr == nil {
 			*sinkErr = e.Sink.Write(Decision{Index: task.Index, Path: task.Path, Stage: names[i],
-				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash})
+				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash, Flags: out.Flags})
 		}
 	}
 }

@@ -39,6 +39,9 @@ type Decision struct {
 	Reason  string  `json:"reason"`
 	Detail  string  `json:"detail,omitempty"`
 	Hash    string  `json:"hash,omitempty"`
+	// Flags are findings that did not decide the verdict on their own
+	// (e.g. lint checks set to warn), as reason codes.
+	Flags []string `json:"flags,omitempty"`
 }
 
 // Outcome is what a stage says about one task.
@@ -46,16 +49,23 @@ type Outcome struct {
 	Verdict Verdict
 	Reason  string
 	Detail  string
+	Flags   []string
 }
 
 // KeepOutcome, DropOutcome and ErrorOutcome build outcomes.
-func KeepOutcome(reason, detail string) Outcome { return Outcome{Keep, reason, detail} }
+func KeepOutcome(reason, detail string) Outcome {
+	return Outcome{Verdict: Keep, Reason: reason, Detail: detail}
+}
 
 // DropOutcome is a drop for a task defect.
-func DropOutcome(reason, detail string) Outcome { return Outcome{Drop, reason, detail} }
+func DropOutcome(reason, detail string) Outcome {
+	return Outcome{Verdict: Drop, Reason: reason, Detail: detail}
+}
 
 // ErrorOutcome is an undecided task (infrastructure failure).
-func ErrorOutcome(reason, detail string) Outcome { return Outcome{Error, reason, detail} }
+func ErrorOutcome(reason, detail string) Outcome {
+	return Outcome{Verdict: Error, Reason: reason, Detail: detail}
+}
 
 // Task is the per-task metadata kept for the whole run. It must stay small:
 // one exists per input row.

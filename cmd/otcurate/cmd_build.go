@@ -21,6 +21,7 @@ type buildOptions struct {
 	target int
 	seed   int64
 	shards int
+	lint   string
 }
 
 func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
@@ -31,6 +32,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.target, "target", 0, "select exactly N tasks (all survivors when fewer; 0 keeps all)")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the selection")
 	f.IntVar(&o.shards, "shards", 1, "write the output as N HF-style shards (train-0000i-of-0000N.parquet)")
+	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=warn\" (each check: drop, warn or off)")
 }
 
 func newBuildCmd(g *globals) *cobra.Command {
@@ -45,8 +47,13 @@ order, as a dataset in the reference format (path, task_binary).
 The run directory receives decisions.jsonl (one line per task and stage: path, stage,
 verdict keep|drop|error, reason, detail) and summary.json (the funnel).
 
-Stages available now: validate, dedup, select. validate always runs first. lint, env,
-flaky and difficulty are planned and refused until they exist.`,
+Stages available now: validate, dedup, lint, select. validate always runs first. env,
+flaky and difficulty are planned and refused until they exist.
+
+lint checks (reason codes; default action): tests_in_image (drop), solution_in_image
+(drop), verifier_writes_no_reward (drop), verifier_uses_network (drop),
+instruction_reveals_tests (drop), no_solution (drop), oversized_file (warn). Warnings
+keep the task and are listed in the decision's flags and the funnel's flagged_by_reason.`,
 		Example: `  otcurate build --pool testdata/sample-pool.parquet -o out/tasks.parquet --run-dir out/run
   otcurate build --pool data/ -o out/rl.parquet --run-dir out/run --target 5000 --seed 1`,
 		Args: cobra.NoArgs,
@@ -69,7 +76,11 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	if o.target < 0 || o.shards < 1 {
 		return usageErr(fmt.Errorf("--target must be ≥ 0 and --shards ≥ 1"))
 	}
-	stages, err := filters.Build(names, filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed})
+	lint, err := filters.ParseLintActions(o.lint)
+	if err != nil {
+		return usageErr(err)
+	}
+	stages, err := filters.Build(names, filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint})
 	if err != nil {
 		return usageErr(err)
 	}

@@ -1,0 +1,394 @@
+package filters
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pipeline"
+)
+
+// Lint check codes. Each is a reason code in decisions.jsonl.
+const (
+	LintTestsInImage       = "tests_in_image"
+	LintSolutionInImage    = "solution_in_image"
+	LintNoRewardWrite      = "verifier_writes_no_reward"
+	LintVerifierNetwork    = "verifier_uses_network"
+	LintOversizedFile      = "oversized_file"
+	LintInstructionReveals = "instruction_reveals_tests"
+	LintNoSolution         = "no_solution"
+)
+
+// Keep reasons of the lint stage.
+const (
+	ReasonLintClean    = "clean"
+	ReasonLintWarnings = "warnings"
+)
+
+// Action is what a lint finding does to the task.
+type Action string
+
+// Actions.
+const (
+	ActionDrop Action = "drop"
+	ActionWarn Action = "warn"
+	ActionOff  Action = "off"
+)
+
+// DefaultLintActions: a finding that makes the reward untrustworthy or the
+// task unusable offline drops it; size is only a warning.
+func DefaultLintActions() map[string]Action {
+	return map[string]Action{
+		LintTestsInImage:       ActionDrop,
+		LintSolutionInImage:    ActionDrop,
+		LintNoRewardWrite:      ActionDrop,
+		LintVerifierNetwork:    ActionDrop,
+		LintOversizedFile:      ActionWarn,
+		LintInstructionReveals: ActionDrop,
+		LintNoSolution:         ActionDrop,
+	}
+}
+
+// ParseLintActions applies "check=action,..." to the defaults.
+func ParseLintActions(spec string) (map[string]Action, error) {
+	acts := DefaultLintActions()
+	if strings.TrimSpace(spec) == "" {
+		return acts, nil
+	}
+	for _, part := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return nil, fmt.Errorf("lint: %q is not check=drop|warn|off", part)
+		}
+		if _, known := acts[k]; !known {
+			return nil, fmt.Errorf("lint: unknown check %q (checks: %s)", k, strings.Join(lintChecks(), ", "))
+		}
+		switch a := Action(v); a {
+		case ActionDrop, ActionWarn, ActionOff:
+			acts[k] = a
+		default:
+			return nil, fmt.Errorf("lint: %s=%s: action must be drop, warn or off", k, v)
+		}
+	}
+	return acts, nil
+}
+
+func lintChecks() []string {
+	var out []string
+	for k := range DefaultLintActions() {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lint is the static stage: it reads the bundle, runs nothing.
+type Lint struct {
+	Actions      map[string]Action
+	MaxFileBytes int64   // oversized_file threshold; default 1 MiB (Terminal-Bench's rule)
+	RevealShare  float64 // instruction_reveals_tests: share of test cases visible in the instruction; default 0.6
+}
+
+// Name implements pipeline.Stage.
+func (Lint) Name() string { return pipeline.StageLint }
+
+type finding struct {
+	code   string
+	detail string
+}
+
+// Process implements pipeline.ItemStage.
+func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
+	if l.Actions == nil {
+		l.Actions = DefaultLintActions()
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = 1 << 20
+	}
+	if l.RevealShare <= 0 {
+		l.RevealShare = 0.6
+	}
+	b, info := it.Bundle, it.Info
+	var found []finding
+	add := func(code, format string, args ...any) {
+		if l.Actions[code] != ActionOff && l.Actions[code] != "" {
+			found = append(found, finding{code, fmt.Sprintf(format, args...)})
+		}
+	}
+	if what := leakIntoImage(b, "tests"); what != "" {
+		add(LintTestsInImage, "%s", what)
+	}
+	if what := leakIntoImage(b, "solution"); what != "" {
+		add(LintSolutionInImage, "%s", what)
+	}
+	if !mentionsReward(b) {
+		add(LintNoRewardWrite, "nothing under tests/ writes /logs/verifier/reward.txt or reward.json")
+	}
+	if cmd := networkCommand(b, info.TestScript); cmd != "" {
+		add(LintVerifierNetwork, "%s runs %q at verify time (sandboxes are offline)", info.TestScript, cmd)
+	}
+	for _, name := range b.Names {
+		if f := b.Files[name]; f.Kind == bundle.KindFile && f.Size > l.MaxFileBytes {
+			add(LintOversizedFile, "%s is %d bytes (limit %d)", name, f.Size, l.MaxFileBytes)
+			break
+		}
+	}
+	if shown, total := revealedAssertions(b); total > 0 && float64(shown) >= l.RevealShare*float64(total) && (shown >= 3 || shown == total) {
+		add(LintInstructionReveals, "instruction.md shows %d of the %d values the tests check", shown, total)
+	}
+	if !info.HasSolution {
+		add(LintNoSolution, "no solution/solve.sh: the oracle gate cannot run")
+	}
+
+	var flags, details []string
+	drop := ""
+	for _, f := range found {
+		flags = append(flags, f.code)
+		details = append(details, f.code+": "+f.detail)
+		if drop == "" && l.Actions[f.code] == ActionDrop {
+			drop = f.code
+		}
+	}
+	detail := strings.Join(details, "; ")
+	switch {
+	case drop != "":
+		out := pipeline.DropOutcome(drop, detail)
+		out.Flags = flags
+		return out
+	case len(found) > 0:
+		out := pipeline.KeepOutcome(ReasonLintWarnings, detail)
+		out.Flags = flags
+		return out
+	}
+	return pipeline.KeepOutcome(ReasonLintClean, "")
+}
+
+var copyLine = regexp.MustCompile(`(?im)^\s*(COPY|ADD)\s+(.+)$`)
+
+// leakIntoImage reports how tests/ or solution/ reach the image: the
+// build context (environment/) holds them, or the Dockerfile copies them.
+func leakIntoImage(b *bundle.Bundle, what string) string {
+	var patterns []string
+	switch what {
+	case "tests":
+		patterns = []string{"tests/", "test_outputs.py", "run-tests.sh", "test.sh"}
+	case "solution":
+		patterns = []string{"solution/", "solve.sh", "solution.sh", "solution.yaml"}
+	}
+	for _, name := range b.Names {
+		rel, ok := strings.CutPrefix(name, "environment/")
+		if !ok {
+			continue
+		}
+		for _, p := range patterns {
+			if strings.HasPrefix(rel, p) || (!strings.HasSuffix(p, "/") && pathBase(rel) == p) {
+				return fmt.Sprintf("the build context holds %s", name)
+			}
+		}
+	}
+	df, ok := b.Data("environment/Dockerfile")
+	if !ok {
+		return ""
+	}
+	for _, m := range copyLine.FindAllStringSubmatch(string(df), -1) {
+		for _, p := range patterns {
+			if strings.Contains(m[2], p) {
+				return fmt.Sprintf("the Dockerfile copies it: %s", strings.TrimSpace(m[0]))
+			}
+		}
+	}
+	return ""
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// mentionsReward reports whether any file under tests/ refers to the
+// reward files (test.sh may delegate the write to a helper).
+func mentionsReward(b *bundle.Bundle) bool {
+	for _, name := range b.Names {
+		if !strings.HasPrefix(name, "tests/") {
+			continue
+		}
+		data, ok := b.Data(name)
+		if !ok {
+			return true // not retained: do not guess
+		}
+		s := string(data)
+		if strings.Contains(s, "reward.txt") || strings.Contains(s, "reward.json") || strings.Contains(s, "/logs/verifier/reward") {
+			return true
+		}
+	}
+	return false
+}
+
+var networkCmd = regexp.MustCompile(`(?m)^[^#\n]*?\b(curl\s|wget\s|pip3?\s+install|uv\s+(pip\s+install|add|sync|tool\s+install)|uvx\s|apt(-get)?\s+(install|update)|apk\s+add|npm\s+(install|i)\s|git\s+clone)`)
+
+// networkCommand returns the first command in the verifier script that
+// needs the network, or "".
+func networkCommand(b *bundle.Bundle, script string) string {
+	data, ok := b.Data(script)
+	if !ok {
+		return ""
+	}
+	if m := networkCmd.FindStringSubmatch(string(data)); m != nil {
+		return strings.TrimSpace(m[1])
+	}
+	return ""
+}
+
+var (
+	assertCall = regexp.MustCompile(`^\s*assert\s+[\w.]+\((.*)\)\s*==\s*(.+?)\s*$`)
+	hasLiteral = regexp.MustCompile(`["'\[{]|\d`)
+)
+
+// testCase recognises one Python test case on a line, an
+// `assert f(ARGS) == VALUE` or a row `((ARGS), VALUE),` of a parametrised
+// table, and returns its parts (arguments and value, whitespace squashed).
+// Cases whose parts are all shorter than 3 characters are skipped: they
+// would match any text.
+func testCase(line string) ([]string, bool) {
+	var args, val string
+	if m := assertCall.FindStringSubmatch(line); m != nil {
+		args, val = m[1], m[2]
+	} else {
+		t := strings.TrimSpace(line)
+		t = strings.TrimSuffix(t, ",")
+		if !strings.HasPrefix(t, "(") || !strings.HasSuffix(t, ")") {
+			return nil, false
+		}
+		inner := t[1 : len(t)-1]
+		i := lastTopLevelComma(inner)
+		if i < 0 {
+			return nil, false
+		}
+		args, val = inner[:i], inner[i+1:]
+		args = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(args), "("), ")")
+		args = strings.TrimSuffix(strings.TrimSpace(args), ",")
+	}
+	args, val = squash(args), squash(val)
+	if !hasLiteral.MatchString(args) && !hasLiteral.MatchString(val) {
+		return nil, false // e.g. assert f(*args) == expected
+	}
+	if len(args) < 3 && len(val) < 3 {
+		return nil, false
+	}
+	var parts []string
+	for _, p := range []string{args, val} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return parts, true
+}
+
+// lastTopLevelComma finds the last comma outside brackets and quotes.
+func lastTopLevelComma(s string) int {
+	depth, last := 0, -1
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			last = i
+		}
+	}
+	return last
+}
+
+// revealedAssertions estimates how much of what the tests check the
+// instruction shows: Python test cases (see testCase) whose arguments and
+// expected value both appear in instruction.md, and lines of
+// expected-output files that appear there as lines.
+func revealedAssertions(b *bundle.Bundle) (shown, total int) {
+	instr, ok := b.Data("instruction.md")
+	if !ok {
+		return 0, 0
+	}
+	text := string(instr)
+	flat := squash(text)
+	lines := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		lines[squash(l)] = true
+	}
+	for _, name := range b.Names {
+		if !strings.HasPrefix(name, "tests/") {
+			continue
+		}
+		data, ok := b.Data(name)
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(name, ".py"):
+			for _, line := range strings.Split(string(data), "\n") {
+				parts, ok := testCase(line)
+				if !ok {
+					continue
+				}
+				total++
+				all := true
+				for _, part := range parts {
+					all = all && (containsToken(flat, part) || len(part) >= 3 && strings.Contains(flat, part))
+				}
+				if all {
+					shown++
+				}
+			}
+		case strings.Contains(pathBase(name), "expected"):
+			for _, line := range strings.Split(string(data), "\n") {
+				if line = squash(line); line == "" {
+					continue
+				}
+				total++
+				if lines[line] {
+					shown++
+				}
+			}
+		}
+	}
+	return shown, total
+}
+
+// containsToken finds needle in text not glued to other word characters,
+// so "12" does not match inside "2012".
+func containsToken(text, needle string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], needle)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(needle)
+		if (start == 0 || !isWord(text[start-1])) && (end == len(text) || !isWord(text[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// squash collapses whitespace so formatting differences do not hide a
+// match.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,154 @@
+package filters
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pipeline"
+)
+
+func lintItem(t *testing.T, files map[string]string) *pipeline.Item {
+	t.Helper()
+	var entries []bundle.Entry
+	for name, data := range files {
+		mode := fsMode(name)
+		entries = append(entries, bundle.Entry{Name: name, Kind: bundle.KindFile, Mode: mode, Data: []byte(data)})
+	}
+	var buf bytes.Buffer
+	if err := bundle.Encode(&buf, entries); err != nil {
+		t.Fatal(err)
+	}
+	return itemFromBlob(t, buf.Bytes())
+}
+
+func fsMode(name string) fs.FileMode {
+	if filepath.Ext(name) == ".sh" {
+		return 0o755
+	}
+	return 0o644
+}
+
+func itemFromBlob(t *testing.T, blob []byte) *pipeline.Item {
+	t.Helper()
+	b, err := bundle.Scan(blob, bundle.Limits{}, bundle.DefaultRetain())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := bundle.Validate(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pipeline.Item{Task: &pipeline.Task{}, Bundle: b, Info: info}
+}
+
+func goodTask() map[string]string {
+	return map[string]string{
+		"instruction.md":         "Implement `add(a, b)` in /app/solution.py.\n\n>>> add(1, 2)\n3\n",
+		"task.toml":              "schema_version = \"1.1\"\n",
+		"environment/Dockerfile": "FROM python:3.11-slim\nRUN pip install pytest\nWORKDIR /app\n",
+		"tests/test.sh":          "#!/bin/bash\ncd /app\nif python3 -m pytest /tests/test_solution.py; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
+		"tests/test_solution.py": "from solution import add\n\ndef test_a():\n    assert add(1, 2) == 3\n\ndef test_b():\n    assert add(5, 7) == 12\n\ndef test_c():\n    assert add(-4, 4) == 0\n\ndef test_d():\n    assert add(10, 32) == 42\n",
+		"solution/solve.sh":      "#!/bin/bash\necho 'def add(a, b): return a + b' > /app/solution.py\n",
+	}
+}
+
+func with(base map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			delete(out, kv[i])
+		} else {
+			out[kv[i]] = kv[i+1]
+		}
+	}
+	return out
+}
+
+func TestLintChecks(t *testing.T) {
+	g := goodTask()
+	cases := []struct {
+		name      string
+		files     map[string]string
+		verdict   pipeline.Verdict
+		reason    string
+		wantFlags []string
+	}{
+		{"clean", g, pipeline.Keep, ReasonLintClean, nil},
+		{"tests copied by Dockerfile", with(g, "environment/Dockerfile", "FROM python:3.11-slim\nCOPY tests/ /tests/\n", "environment/tests/test.sh", "x"),
+			pipeline.Drop, LintTestsInImage, []string{LintTestsInImage}},
+		{"solution in build context", with(g, "environment/solve.sh", "#!/bin/bash\n"),
+			pipeline.Drop, LintSolutionInImage, []string{LintSolutionInImage}},
+		{"no reward write", with(g, "tests/test.sh", "#!/bin/bash\npython3 -m pytest /tests\n"),
+			pipeline.Drop, LintNoRewardWrite, []string{LintNoRewardWrite}},
+		{"reward written by a helper", with(g, "tests/test.sh", "#!/bin/bash\npython3 /tests/grade.py\n", "tests/grade.py", "open('/logs/verifier/reward.json','w').write('{\"reward\": 1}')\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"network at verify time", with(g, "tests/test.sh", "#!/bin/bash\napt-get update\napt-get install -y curl\necho 1 > /logs/verifier/reward.txt\n"),
+			pipeline.Drop, LintVerifierNetwork, []string{LintVerifierNetwork}},
+		{"network word in a comment only", with(g, "tests/test.sh", "#!/bin/bash\n# no need to pip install anything\necho 1 > /logs/verifier/reward.txt\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"instruction reveals all values", with(g, "instruction.md", "Implement add.\nadd(1, 2) == 3\nadd(5, 7) == 12\nadd(-4, 4) == 0\nadd(10, 32) == 42\n"),
+			pipeline.Drop, LintInstructionReveals, []string{LintInstructionReveals}},
+		{"no solution", with(g, "solution/solve.sh", ""), pipeline.Drop, LintNoSolution, []string{LintNoSolution}},
+		{"two findings", with(g, "solution/solve.sh", "", "tests/test.sh", "#!/bin/bash\ncurl -s x\n"),
+			pipeline.Drop, LintNoRewardWrite, []string{LintNoRewardWrite, LintVerifierNetwork, LintNoSolution}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := Lint{}.Process(context.Background(), lintItem(t, tc.files))
+			if out.Verdict != tc.verdict || out.Reason != tc.reason || !reflect.DeepEqual(out.Flags, tc.wantFlags) {
+				t.Fatalf("got %s/%s %v (%s), want %s/%s %v", out.Verdict, out.Reason, out.Flags, out.Detail, tc.verdict, tc.reason, tc.wantFlags)
+			}
+		})
+	}
+}
+
+func TestLintActions(t *testing.T) {
+	acts, err := ParseLintActions("no_solution=warn,verifier_uses_network=off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := lintItem(t, with(goodTask(), "solution/solve.sh", "", "tests/test.sh", "#!/bin/bash\ncurl -s x\necho 1 > /logs/verifier/reward.txt\n"))
+	out := Lint{Actions: acts}.Process(context.Background(), item)
+	if out.Verdict != pipeline.Keep || out.Reason != ReasonLintWarnings || !reflect.DeepEqual(out.Flags, []string{LintNoSolution}) {
+		t.Fatalf("got %s/%s %v", out.Verdict, out.Reason, out.Flags)
+	}
+	for _, bad := range []string{"nonsense=drop", "no_solution=maybe", "no_solution"} {
+		if _, err := ParseLintActions(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// TestLintHarborFixtures: hello-world and hello-alpine install curl and uv
+// at verify time; the other three are clean.
+func TestLintHarborFixtures(t *testing.T) {
+	want := map[string]string{
+		"hello-world":       LintVerifierNetwork,
+		"hello-alpine":      LintVerifierNetwork,
+		"hello-user":        "",
+		"hello-workdir":     "",
+		"hello-healthcheck": "",
+	}
+	for name, reason := range want {
+		var buf bytes.Buffer
+		if err := bundle.EncodeDir(&buf, filepath.Join("../testdata/harbor-examples", name)); err != nil {
+			t.Fatal(err)
+		}
+		out := Lint{}.Process(context.Background(), itemFromBlob(t, buf.Bytes()))
+		got := ""
+		if out.Verdict == pipeline.Drop {
+			got = out.Reason
+		}
+		if got != reason {
+			t.Errorf("%s: %s/%s (%s), want drop reason %q", name, out.Verdict, out.Reason, out.Detail, reason)
+		}
+	}
+}
