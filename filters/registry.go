@@ -6,6 +6,7 @@ import (
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/trial"
 )
 
 // Options configure the stages built by Build.
@@ -14,6 +15,12 @@ type Options struct {
 	Target int
 	Seed   int64
 	Lint   map[string]Action // lint check actions; nil = DefaultLintActions
+	// Runner runs tasks in sandboxes (env and flaky stages).
+	Runner *trial.Runner
+	// Labels are put on every sandbox (the run id).
+	Labels map[string]string
+	// FlakyRepeats is the flaky stage's oracle verifier runs (0 = default).
+	FlakyRepeats int
 }
 
 // DefaultStages is the stage list of `otcurate build` today. The issue
@@ -24,8 +31,6 @@ var DefaultStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeli
 // yet. Asking for one is an error: passing tasks through silently would
 // publish unfiltered data under a filter's name.
 var notBuilt = map[string]string{
-	pipeline.StageEnv:        "environment stability in the Docker sandbox (issues #3, #4)",
-	pipeline.StageFlaky:      "the oracle/nop verifier gate with repeats (issues #3, #4)",
 	pipeline.StageDifficulty: "policy pass rates (issue #5)",
 }
 
@@ -69,6 +74,15 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 			out = append(out, Dedup{})
 		case pipeline.StageLint:
 			out = append(out, Lint{Actions: opts.Lint})
+		case pipeline.StageEnv, pipeline.StageFlaky:
+			if opts.Runner == nil {
+				return nil, fmt.Errorf("stage %s runs tasks and needs a sandbox backend", n)
+			}
+			if n == pipeline.StageEnv {
+				out = append(out, NewEnv(opts.Runner, opts.Limits, opts.Labels))
+			} else {
+				out = append(out, Flaky{Runner: opts.Runner, Limits: opts.Limits, Labels: opts.Labels, Repeats: opts.FlakyRepeats})
+			}
 		case pipeline.StageSelect:
 			out = append(out, Select{Target: opts.Target, Seed: opts.Seed})
 		default:
@@ -79,4 +93,14 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 		}
 	}
 	return out, nil
+}
+
+// NeedsSandbox reports whether any of the stages runs tasks.
+func NeedsSandbox(names []string) bool {
+	for _, n := range names {
+		if n == pipeline.StageEnv || n == pipeline.StageFlaky || n == pipeline.StageDifficulty {
+			return true
+		}
+	}
+	return false
 }

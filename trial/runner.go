@@ -55,6 +55,13 @@ type Options struct {
 	Labels       map[string]string
 	InfraRetries int           // attempts after an infrastructure failure; default 2
 	Backoff      time.Duration // first retry delay; default 1 s, doubled each time
+	// StopOnDisagreement ends the repeats of a session at the first result
+	// whose outcome or reward differs from the first one (sequential
+	// early stopping: the evidence is already conclusive).
+	StopOnDisagreement bool
+	// VerifierTimeoutCap, when set, lowers a task's verifier timeout to it
+	// (curation need not wait 600 s for a verifier it will drop as slow).
+	VerifierTimeoutCap time.Duration
 }
 
 // Durations are per-phase wall times in seconds.
@@ -162,7 +169,7 @@ func infraOutcome(err error) Outcome {
 
 // fill makes one identical result per repeat.
 func fill(t *Task, o Options, repeats, first int, out Outcome, detail string) []Result {
-	res := make([]Result, repeats)
+	res := make([]Result, max(repeats, 1)) // Probe runs no verifier but still reports a defect
 	for i := range res {
 		res[i] = Result{Task: t.Path, Agent: o.Agent, Repeat: first + i, Outcome: out, Detail: detail}
 	}
@@ -172,8 +179,15 @@ func fill(t *Task, o Options, repeats, first int, out Outcome, detail string) []
 // session is one sandbox: build, start, act, then verify `repeats` times.
 // A non-nil error is an infrastructure failure (the results are void).
 func (r *Runner) session(ctx context.Context, t *Task, o Options, repeats, first int) (results []Result, infra error) {
-	cfg := t.Info.Config
 	var d Durations
+	return r.sessionTimed(ctx, t, o, repeats, first, &d)
+}
+
+// sessionTimed is session with the phase durations written to *dp (for
+// Probe, which has no result per repeat to carry them).
+func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, first int, dp *Durations) (results []Result, infra error) {
+	cfg := t.Info.Config
+	d := dp
 	if t.Info.EnvKind != "dockerfile" {
 		return fill(t, o, repeats, first, UnsupportedEnv, fmt.Sprintf("environment kind %q is not supported yet (Dockerfile only)", t.Info.EnvKind)), nil
 	}
@@ -202,7 +216,7 @@ func (r *Runner) session(ctx context.Context, t *Task, o Options, repeats, first
 			}
 			res := fill(t, o, repeats, first, out, be.Error())
 			for i := range res {
-				res[i].Log, res[i].Durations = tail(be.Log), d
+				res[i].Log, res[i].Durations = tail(be.Log), *d
 			}
 			return res, nil
 		}
@@ -224,7 +238,7 @@ func (r *Runner) session(ctx context.Context, t *Task, o Options, repeats, first
 		if errors.As(err, &he) {
 			res := fill(t, o, repeats, first, EnvironmentUnhealthy, he.Error())
 			for i := range res {
-				res[i].Durations = d
+				res[i].Durations = *d
 			}
 			return res, nil
 		}
@@ -233,8 +247,9 @@ func (r *Runner) session(ctx context.Context, t *Task, o Options, repeats, first
 	defer func() {
 		t0 := time.Now()
 		stopErr := sb.Stop(context.WithoutCancel(ctx))
+		d.Teardown = since(t0)
 		for i := range results {
-			results[i].Durations.Teardown = since(t0)
+			results[i].Durations.Teardown = d.Teardown
 		}
 		if stopErr != nil {
 			r.Logger.Warn("sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", stopErr)
@@ -262,7 +277,7 @@ func (r *Runner) session(ctx context.Context, t *Task, o Options, repeats, first
 		if err != nil {
 			return nil, err
 		}
-		res.Durations = d
+		res.Durations = *d
 		res.Durations.Verify = since(t0)
 		res.Repeat, res.Agent, res.Task = first+i, o.Agent, t.Path
 		res.SolveExit, res.ImageCached, res.Sandboxes = solveExit, img.Cached, 1
@@ -272,8 +287,21 @@ func (r *Runner) session(ctx context.Context, t *Task, o Options, repeats, first
 			res.Detail = fmt.Sprintf("solve.sh exceeded the agent timeout (%gs); the verifier still ran", cfg.Agent.TimeoutSec)
 		}
 		results = append(results, res)
+		if o.StopOnDisagreement && !sameResult(results[0], res) {
+			break
+		}
 	}
 	return results, nil
+}
+
+func sameResult(a, b Result) bool {
+	if a.Outcome != b.Outcome {
+		return false
+	}
+	if a.Reward == nil || b.Reward == nil {
+		return a.Reward == b.Reward
+	}
+	return *a.Reward == *b.Reward
 }
 
 func mergeLabels(a, b map[string]string) map[string]string {
@@ -350,11 +378,15 @@ func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Opti
 	} else if p.ExitCode != 0 {
 		return res, fmt.Errorf("preparing /tests: exit %d: %s", p.ExitCode, tail(string(p.Stderr)))
 	}
+	timeout := seconds(cfg.Verifier.TimeoutSec)
+	if o.VerifierTimeoutCap > 0 && timeout > o.VerifierTimeoutCap {
+		timeout = o.VerifierTimeoutCap
+	}
 	run, err := sb.Exec(ctx, sandbox.ExecRequest{
 		Cmd:       runScript(script, t.Bundle, t.Info.TestScript) + " > /logs/verifier/test-stdout.txt 2>&1" + reportFrame,
 		User:      cfg.Verifier.User,
 		Env:       cfg.Verifier.Env,
-		Timeout:   seconds(cfg.Verifier.TimeoutSec),
+		Timeout:   timeout,
 		MaxOutput: 1 << 20,
 	})
 	if err != nil {
@@ -372,7 +404,7 @@ func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Opti
 	}
 	res.Log = rep.tail
 	if run.TimedOut {
-		res.Outcome, res.Detail = VerifierTimeout, fmt.Sprintf("test.sh exceeded the verifier timeout (%gs)", cfg.Verifier.TimeoutSec)
+		res.Outcome, res.Detail = VerifierTimeout, fmt.Sprintf("test.sh exceeded the verifier timeout (%s)", timeout)
 		return res, nil
 	}
 	offline := !o.AllowNetwork || cfg.Environment.NetworkMode == "no-network"
@@ -500,4 +532,52 @@ func tail(s string) string {
 		return "…" + s[len(s)-logTail:]
 	}
 	return strings.TrimSpace(s)
+}
+
+// Probe builds the task's environment, starts it (waiting for its
+// healthcheck) and tears it down, timing each phase: what the env stage
+// measures. Infrastructure failures are retried like Run's; the error is
+// reserved for cancellation.
+func (r *Runner) Probe(ctx context.Context, t *Task, o Options) (Result, error) {
+	if o.InfraRetries == 0 {
+		o.InfraRetries = 2
+	}
+	if o.Backoff == 0 {
+		o.Backoff = time.Second
+	}
+	delay := o.Backoff
+	for attempt := 0; ; attempt++ {
+		res, infra := r.probe(ctx, t, o)
+		if infra == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if attempt >= o.InfraRetries {
+			return Result{Task: t.Path, Outcome: infraOutcome(infra), Detail: infra.Error()}, nil
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		delay *= 2
+	}
+}
+
+func (r *Runner) probe(ctx context.Context, t *Task, o Options) (Result, error) {
+	o.Repeats, o.Agent = 0, Nop
+	res := Result{Task: t.Path, Agent: Nop, Outcome: Scored}
+	var d Durations
+	results, err := r.sessionTimed(ctx, t, o, 0, 0, &d)
+	if err != nil {
+		return res, err
+	}
+	if len(results) > 0 { // a build or start defect
+		return results[0], nil
+	}
+	res.Durations = d
+	res.Durations.Verify = 0
+	return res, nil
 }

@@ -11,17 +11,21 @@ import (
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/reports"
+	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/trial"
 )
 
 type buildOptions struct {
-	pool   string
-	out    string
-	runDir string
-	stages string
-	target int
-	seed   int64
-	shards int
-	lint   string
+	pool      string
+	out       string
+	runDir    string
+	stages    string
+	target    int
+	seed      int64
+	shards    int
+	lint      string
+	repeats   int
+	dockerURL string
 }
 
 func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
@@ -32,6 +36,8 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.target, "target", 0, "select exactly N tasks (all survivors when fewer; 0 keeps all)")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the selection")
 	f.IntVar(&o.shards, "shards", 1, "write the output as N HF-style shards (train-0000i-of-0000N.parquet)")
+	f.IntVar(&o.repeats, "flaky-repeats", 9, "flaky stage: oracle verifier runs per task (stops at the first disagreement)")
+	f.StringVar(&o.dockerURL, "docker-host", "", "Docker engine endpoint for the env and flaky stages")
 	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=warn\" (each check: drop, warn or off)")
 }
 
@@ -47,8 +53,14 @@ order, as a dataset in the reference format (path, task_binary).
 The run directory receives decisions.jsonl (one line per task and stage: path, stage,
 verdict keep|drop|error, reason, detail) and summary.json (the funnel).
 
-Stages available now: validate, dedup, lint, select. validate always runs first. env,
-flaky and difficulty are planned and refused until they exist.
+Stages available now: validate, dedup, lint, env, flaky, select (the default list leaves
+env and flaky out for now: they run every task in Docker sandboxes; add them with --stages).
+validate always runs first. difficulty is planned and refused until it exists.
+
+env builds, starts and tears down each unique environment once and drops build failures,
+unhealthy or slow environments. flaky is the verifier gate: nop must score 0, the oracle 1
+in every one of --flaky-repeats verifier runs over two fresh sandboxes (stopping at the
+first disagreement), every run under 20 s.
 
 lint checks (reason codes; default action): tests_in_image (drop), solution_in_image
 (drop), verifier_writes_no_reward (drop), verifier_uses_network (drop),
@@ -80,7 +92,19 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	stages, err := filters.Build(names, filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint})
+	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats}
+	if filters.NeedsSandbox(names) {
+		runID := newRunID()
+		backend, err := sandbox.NewDocker(cmd.Context(), sandbox.DockerOptions{Host: o.dockerURL, RunID: runID, Logger: g.logger})
+		if err != nil {
+			return err
+		}
+		defer backend.Close()
+		janitor(cmd, g, backend, runID)
+		fopts.Runner = &trial.Runner{Backend: backend, Logger: g.logger}
+		fopts.Labels = map[string]string{sandbox.LabelRun: runID}
+	}
+	stages, err := filters.Build(names, fopts)
 	if err != nil {
 		return usageErr(err)
 	}

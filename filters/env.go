@@ -1,0 +1,130 @@
+package filters
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/trial"
+)
+
+// Reasons of the env stage (besides the trial build/start outcomes, which
+// are used as reasons directly).
+const (
+	ReasonEnvStable        = "stable"
+	ReasonEnvSlowStart     = "environment_slow_start"
+	ReasonEnvSlowTeardown  = "environment_slow_teardown"
+	ReasonStageInterrupted = "interrupted"
+	ReasonTaskUnloadable   = "task_unloadable"
+)
+
+// Env measures each unique environment once: build (cached by environment
+// hash), start (healthcheck included) and teardown, and drops tasks whose
+// environment does not build, does not become healthy, or is too slow to
+// start or tear down. Tasks that share an environment (same environment/
+// content and the same runtime settings) share the measurement.
+type Env struct {
+	Runner      *trial.Runner
+	Limits      bundle.Limits
+	MaxStart    time.Duration // default 60 s
+	MaxTeardown time.Duration // default 30 s
+	Labels      map[string]string
+
+	cache *envCache
+}
+
+// NewEnv returns an env stage with its measurement cache.
+func NewEnv(r *trial.Runner, lim bundle.Limits, labels map[string]string) *Env {
+	return &Env{Runner: r, Limits: lim, Labels: labels, MaxStart: 60 * time.Second, MaxTeardown: 30 * time.Second,
+		cache: &envCache{m: map[string]*envEntry{}}}
+}
+
+// Name implements pipeline.Stage.
+func (*Env) Name() string { return pipeline.StageEnv }
+
+type envEntry struct {
+	done  chan struct{}
+	res   trial.Result
+	err   error
+	tasks int
+}
+
+type envCache struct {
+	mu sync.Mutex
+	m  map[string]*envEntry
+}
+
+// envKey identifies what the measurement depends on: the environment's
+// content and the task's runtime settings for it.
+func envKey(t *trial.Task) string {
+	e := t.Info.Config.Environment
+	hc := ""
+	if e.Healthcheck != nil {
+		hc = fmt.Sprintf("%+v", *e.Healthcheck)
+	}
+	return fmt.Sprintf("%s|%s|%g|%d|%s|%s", t.Bundle.EnvHash, e.Workdir, e.CPUs, e.MemoryMB, e.NetworkMode, hc)
+}
+
+// Process implements pipeline.ItemStage.
+func (s *Env) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
+	t, err := trial.LoadTask(it.Task.Path, it.Record.Blob, s.Limits)
+	if err != nil {
+		return pipeline.ErrorOutcome(ReasonTaskUnloadable, err.Error())
+	}
+	key := envKey(t)
+	s.cache.mu.Lock()
+	e, ok := s.cache.m[key]
+	if !ok {
+		e = &envEntry{done: make(chan struct{})}
+		s.cache.m[key] = e
+	}
+	e.tasks++
+	s.cache.mu.Unlock()
+	if !ok {
+		e.res, e.err = s.Runner.Probe(ctx, t, trial.Options{Labels: s.Labels})
+		if e.err != nil || e.res.Outcome.IsInfra() {
+			// Do not cache an interruption or an infrastructure failure.
+			s.cache.mu.Lock()
+			delete(s.cache.m, key)
+			s.cache.mu.Unlock()
+		}
+		close(e.done)
+	} else {
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return pipeline.ErrorOutcome(ReasonStageInterrupted, "interrupted")
+		}
+	}
+	if e.err != nil {
+		return pipeline.ErrorOutcome(ReasonStageInterrupted, e.err.Error())
+	}
+	return s.judge(e.res, t, ok)
+}
+
+func (s *Env) judge(r trial.Result, t *trial.Task, shared bool) pipeline.Outcome {
+	d := r.Durations
+	env := t.Bundle.EnvHash
+	if len(env) > 12 {
+		env = env[:12]
+	}
+	measured := "measured"
+	if shared {
+		measured = "shared measurement"
+	}
+	timing := fmt.Sprintf("environment %s (%s): build %.1fs, start %.1fs, teardown %.1fs", env, measured, d.Build, d.Start, d.Teardown)
+	switch {
+	case r.Outcome.IsInfra():
+		return pipeline.ErrorOutcome(string(r.Outcome), r.Detail)
+	case r.Outcome != trial.Scored:
+		return pipeline.DropOutcome(string(r.Outcome), r.Detail+"; "+timing)
+	case d.Start > s.MaxStart.Seconds():
+		return pipeline.DropOutcome(ReasonEnvSlowStart, fmt.Sprintf("start took %.1fs (limit %s); %s", d.Start, s.MaxStart, timing))
+	case d.Teardown > s.MaxTeardown.Seconds():
+		return pipeline.DropOutcome(ReasonEnvSlowTeardown, fmt.Sprintf("teardown took %.1fs (limit %s); %s", d.Teardown, s.MaxTeardown, timing))
+	}
+	return pipeline.KeepOutcome(ReasonEnvStable, timing)
+}

@@ -1,0 +1,106 @@
+package filters_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/filters"
+	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/trial"
+)
+
+func sbTask(t *testing.T, dockerfile, testSh, solveSh string) []byte {
+	t.Helper()
+	entries := []bundle.Entry{
+		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("Create /app/done.\n")},
+		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("[verifier]\ntimeout_sec = 30\n[agent]\ntimeout_sec = 30\n")},
+		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(dockerfile)},
+		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(testSh)},
+		{Name: "solution/solve.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(solveSh)},
+	}
+	var buf bytes.Buffer
+	if err := bundle.Encode(&buf, entries); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestEnvAndFlakyStages runs the sandbox stages on one task per defect the
+// verifier gate must catch, on the real engine.
+func TestEnvAndFlakyStages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxes")
+	}
+	runID := "test-stages-" + time.Now().Format("150405.000")
+	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
+	if err != nil {
+		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
+			t.Fatalf("Docker required: %v", err)
+		}
+		t.Skipf("no Docker engine: %v", err)
+	}
+	defer d.Close()
+	defer func() {
+		if left, _ := d.Containers(context.Background(), runID); len(left) > 0 {
+			t.Errorf("containers left: %v", left)
+			d.GC(context.Background(), sandbox.GCOptions{Run: runID})
+		}
+	}()
+
+	const df = "FROM debian:bookworm\nWORKDIR /app\n"
+	const solve = "#!/bin/bash\ntouch /app/done\n"
+	const check = "#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+	tasks := []struct {
+		path, reason string
+		blob         []byte
+	}{
+		{"good", filters.ReasonOraclePasses, sbTask(t, df, check, solve)},
+		{"build-fails", string(trial.BuildFailed), sbTask(t, df+"RUN exit 3\n", check, solve)},
+		{"nop-passes", filters.ReasonNopPasses, sbTask(t, df, "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", solve)},
+		{"wrong-oracle", filters.ReasonOracleFails, sbTask(t, df, check, "#!/bin/bash\ntrue\n")},
+		// Alternates 0 and 1 on the same post-solution state.
+		{"flaky-verifier", filters.ReasonFlakyVerifier, sbTask(t, df,
+			"#!/bin/bash\nn=$(cat /tmp/n 2>/dev/null || echo 0); echo $((n+1)) > /tmp/n\n[ -f /app/done ] && [ $((n % 2)) -eq 0 ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n", solve)},
+		{"slow-verifier", filters.ReasonSlowVerifier, sbTask(t, df, "#!/bin/bash\nsleep 4\n"+check[len("#!/bin/bash\n"):], solve)},
+		{"reward-missing", string(trial.RewardMissing), sbTask(t, df, "#!/bin/bash\necho no reward here; true > /logs/verifier/reward.txt.bak\n", solve)},
+	}
+	name := filepath.Join(t.TempDir(), "pool.parquet")
+	w, err := pool.Create(name, pool.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks {
+		w.Write(tk.path, tk.blob)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := pool.Open(name)
+	runner := &trial.Runner{Backend: d}
+	labels := map[string]string{sandbox.LabelRun: runID}
+	stages := []pipeline.Stage{
+		filters.Validate{},
+		filters.NewEnv(runner, bundle.Limits{}, labels),
+		filters.Flaky{Runner: runner, Labels: labels, Repeats: 4, MaxVerify: 2 * time.Second},
+	}
+	got := map[string]pipeline.Decision{}
+	_, _, err = pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages, Workers: 2,
+		OnDecision: func(dec pipeline.Decision) { got[dec.Path] = dec }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks {
+		dec := got[tk.path]
+		t.Logf("%s: %s %s/%s: %s", tk.path, dec.Stage, dec.Verdict, dec.Reason, dec.Detail)
+		if dec.Reason != tk.reason {
+			t.Errorf("%s: %s/%s at %s, want reason %s", tk.path, dec.Verdict, dec.Reason, dec.Stage, tk.reason)
+		}
+	}
+}
