@@ -100,7 +100,7 @@ func TestValidateReportsEachBrokenRow(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if _, code := run(t, "build", "--pool", ds, "-o", filepath.Join(dir, "o.parquet"), "--run-dir", filepath.Join(dir, "r"), "--stages", "validate,flaky"); code != exitUsage {
+	if _, code := run(t, "build", "--pool", ds, "-o", filepath.Join(dir, "o.parquet"), "--run-dir", filepath.Join(dir, "r"), "--stages", "validate,difficulty"); code != exitUsage {
 		t.Errorf("unbuilt stage: exit %d, want %d", code, exitUsage)
 	}
 }
