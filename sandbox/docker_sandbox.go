@@ -119,8 +119,10 @@ func (d *Docker) containerConfig(spec StartSpec) (*container.Config, *container.
 
 // entrypointSettle is how long Start watches a container whose image has
 // an ENTRYPOINT (and no healthcheck) for an immediate exit: a missing or
-// failing entrypoint dies within milliseconds.
-const entrypointSettle = 250 * time.Millisecond
+// failing entrypoint dies within milliseconds on an idle host, but a
+// loaded 2-core machine (CI running test packages in parallel) was seen to
+// take more than 250 ms.
+const entrypointSettle = time.Second
 
 // imageEntrypoint reports whether the image has an ENTRYPOINT.
 func (d *Docker) imageEntrypoint(ctx context.Context, ref string) (bool, error) {
