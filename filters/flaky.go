@@ -116,7 +116,7 @@ func (s Flaky) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome 
 		}
 		first = res[0].Reward
 	}
-	return pipeline.KeepOutcome(ReasonOraclePasses, fmt.Sprintf("nop 0, oracle 1 in every run; verify median %.1fs; %s", median(verifyTimes), tally()))
+	return pipeline.KeepOutcome(ReasonOraclePasses, fmt.Sprintf("nop 0, oracle 1 in every run; test.sh median %.2fs; %s", median(verifyTimes), tally()))
 }
 
 // check turns a non-scored or slow run into the task's verdict.
@@ -128,10 +128,10 @@ func (s Flaky) check(r trial.Result, times *[]float64, tally func() string) (pip
 		return pipeline.DropOutcome(ReasonSlowVerifier, fmt.Sprintf("%s (cap %s); %s", r.Detail, 3*s.MaxVerify, tally())), true
 	case r.Outcome != trial.Scored:
 		return pipeline.DropOutcome(string(r.Outcome), fmt.Sprintf("%s (%s agent); %s", r.Detail, r.Agent, tally())), true
-	case r.Durations.Verify > s.MaxVerify.Seconds():
-		return pipeline.DropOutcome(ReasonSlowVerifier, fmt.Sprintf("a verifier run took %.1fs (limit %s); %s", r.Durations.Verify, s.MaxVerify, tally())), true
+	case r.Durations.Verifier > s.MaxVerify.Seconds():
+		return pipeline.DropOutcome(ReasonSlowVerifier, fmt.Sprintf("test.sh took %.1fs (limit %s); %s", r.Durations.Verifier, s.MaxVerify, tally())), true
 	}
-	*times = append(*times, r.Durations.Verify)
+	*times = append(*times, r.Durations.Verifier)
 	return pipeline.Outcome{}, false
 }
 

@@ -69,7 +69,8 @@ type Durations struct {
 	Build    float64 `json:"build"`
 	Start    float64 `json:"start"`
 	Solve    float64 `json:"solve"`
-	Verify   float64 `json:"verify"`
+	Verify   float64 `json:"verify"`   // the whole verify phase (copy tests, run, read back)
+	Verifier float64 `json:"verifier"` // test.sh alone
 	Teardown float64 `json:"teardown"`
 }
 
@@ -277,8 +278,9 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		if err != nil {
 			return nil, err
 		}
+		verifier := res.Durations.Verifier
 		res.Durations = *d
-		res.Durations.Verify = since(t0)
+		res.Durations.Verify, res.Durations.Verifier = since(t0), verifier
 		res.Repeat, res.Agent, res.Task = first+i, o.Agent, t.Path
 		res.SolveExit, res.ImageCached, res.Sandboxes = solveExit, img.Cached, 1
 		res.Warnings = append(res.Warnings, img.Warnings...)
@@ -392,6 +394,7 @@ func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Opti
 	if err != nil {
 		return res, err
 	}
+	res.Durations.Verifier = run.Duration.Seconds()
 	rep, framed := parseFrame(run.Stdout)
 	if framed {
 		res.VerifierExit = &rep.exit
