@@ -128,3 +128,11 @@ func (s *Env) judge(r trial.Result, t *trial.Task, shared bool) pipeline.Outcome
 	}
 	return pipeline.KeepOutcome(ReasonEnvStable, timing)
 }
+
+// Expensive implements pipeline.Expensive: env outcomes go to the ledger.
+func (*Env) Expensive() {}
+
+// Fingerprint implements pipeline.Fingerprinted.
+func (s *Env) Fingerprint() string {
+	return fmt.Sprintf("env/v1 start<=%s teardown<=%s", s.MaxStart, s.MaxTeardown)
+}

@@ -143,3 +143,22 @@ func median(xs []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
+
+// Expensive implements pipeline.Expensive: flaky outcomes go to the ledger.
+func (Flaky) Expensive() {}
+
+// Fingerprint implements pipeline.Fingerprinted: the settings that change
+// the verdict (defaults resolved as Process resolves them).
+func (s Flaky) Fingerprint() string {
+	r, n, v := s.Repeats, s.Sessions, s.MaxVerify
+	if r <= 0 {
+		r = 9
+	}
+	if n <= 0 {
+		n = 2
+	}
+	if v <= 0 {
+		v = 20 * time.Second
+	}
+	return fmt.Sprintf("flaky/v1 repeats=%d sessions=%d verifier<=%s", r, min(n, r), v)
+}

@@ -91,10 +91,34 @@ func TestEnvAndFlakyStages(t *testing.T) {
 		filters.Flaky{Runner: runner, Labels: labels, Repeats: 4, MaxVerify: 3 * time.Second},
 	}
 	got := map[string]pipeline.Decision{}
-	_, _, err = pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages, Workers: 2,
+	runDir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	_, _, err = pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages, Workers: 2, RunDir: runDir,
 		OnDecision: func(dec pipeline.Decision) { got[dec.Path] = dec }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	first := time.Since(start)
+
+	// The same pool and settings again: every sandbox outcome comes from
+	// the ledger, identical (the time ratio is logged, not asserted).
+	again := map[string]pipeline.Decision{}
+	start = time.Now()
+	sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages, Workers: 2, RunDir: runDir,
+		OnDecision: func(dec pipeline.Decision) { again[dec.Path] = dec }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := time.Since(start)
+	t.Logf("first run %v, second run %v (%.1f%%), ledger hits %d", first.Round(time.Millisecond), second.Round(time.Millisecond),
+		100*second.Seconds()/first.Seconds(), sum.LedgerHits)
+	if sum.LedgerHits < int64(len(tasks)) {
+		t.Errorf("second run reused %d outcomes, want at least %d", sum.LedgerHits, len(tasks))
+	}
+	for p, d := range got {
+		if a := again[p]; a.Stage != d.Stage || a.Verdict != d.Verdict || a.Reason != d.Reason {
+			t.Errorf("%s: second run %s %s/%s, first %s %s/%s", p, a.Stage, a.Verdict, a.Reason, d.Stage, d.Verdict, d.Reason)
+		}
 	}
 	for _, tk := range tasks {
 		dec := got[tk.path]

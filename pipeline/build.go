@@ -49,6 +49,7 @@ type Summary struct {
 	TasksKept   int64           `json:"tasks_kept"`
 	Errors      int64           `json:"errors"`
 	Output      []string        `json:"output"`
+	LedgerHits  int64           `json:"ledger_hits"` // sandbox-stage outcomes reused from an earlier run
 	Funnel      []*StageSummary `json:"funnel"`
 }
 
@@ -79,6 +80,26 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	if o.OnDecision != nil {
 		sink = teeSink{sink, o.OnDecision}
 	}
+	var ledger *Ledger
+	if o.RunDir != "" {
+		stages := make([]Stage, len(o.Stages))
+		for i, s := range o.Stages {
+			stages[i] = s
+			if _, ok := s.(Expensive); !ok {
+				continue
+			}
+			if ledger == nil {
+				var err error
+				if ledger, err = OpenLedger(filepath.Join(o.RunDir, LedgerFile)); err != nil {
+					return nil, nil, err
+				}
+				defer ledger.Close()
+				o.Logger.Info("ledger", "file", filepath.Join(o.RunDir, LedgerFile), "outcomes", ledger.Len())
+			}
+			stages[i] = Cached(s.(ItemStage), ledger)
+		}
+		o.Stages = stages
+	}
 	eng := &Engine{Source: o.Source, Stages: o.Stages, Workers: o.Workers, Limits: o.Limits,
 		Sink: sink, Logger: o.Logger, Progress: o.Progress}
 	res, runErr := eng.Run(ctx)
@@ -86,6 +107,9 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 		if err := js.Close(); err != nil && runErr == nil {
 			runErr = err
 		}
+	}
+	if ledger != nil {
+		sum.LedgerHits = ledger.Hits()
 	}
 	if res != nil {
 		sum.Funnel = res.Stages
