@@ -185,3 +185,35 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(data)
 }
+
+// TestFilterOneStage runs lint alone on the sample pool.
+func TestFilterOneStage(t *testing.T) {
+	dir := t.TempDir()
+	stdout, code := run(t, "filter", "--stage", "lint", "--in", "../../testdata/sample-pool.parquet",
+		"-o", filepath.Join(dir, "out.parquet"), "--run-dir", filepath.Join(dir, "run"))
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var sum pipeline.Summary
+	data, err := os.ReadFile(filepath.Join(dir, "run", pipeline.SummaryFile))
+	if err != nil || json.Unmarshal(data, &sum) != nil {
+		t.Fatalf("summary: %v", err)
+	}
+	if len(sum.Funnel) != 2 || sum.Funnel[1].Stage != "lint" || sum.TasksKept != int64(len(readOutputPaths(t, filepath.Join(dir, "out.parquet")))) {
+		t.Fatalf("funnel %+v, kept %d\n%s", sum.Funnel, sum.TasksKept, stdout)
+	}
+	if _, code := run(t, "filter", "--stage", "difficulty", "--in", "../../testdata/sample-pool.parquet",
+		"-o", filepath.Join(dir, "o2.parquet"), "--run-dir", filepath.Join(dir, "r2")); code != exitUsage {
+		t.Fatalf("unbuilt stage: exit %d", code)
+	}
+}
+
+func readOutputPaths(t *testing.T, name string) []string {
+	src, err := pool.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	src.Each(context.Background(), nil, func(r pool.Record) error { out = append(out, r.Path); return nil })
+	return out
+}

@@ -131,3 +131,36 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	}
 	return nil
 }
+
+func newFilterCmd(g *globals) *cobra.Command {
+	o := &buildOptions{}
+	var stage string
+	cmd := &cobra.Command{
+		Use:     "filter --stage NAME --in FILE -o FILE --run-dir DIR",
+		GroupID: "curate",
+		Short:   "Run one stage on an existing set",
+		Long: `filter runs a single curation stage (after validate, which every run needs) on an
+existing dataset and writes the tasks it keeps, with the same run outputs as build. The
+run directory's ledger makes a repeated filter resume instead of redoing sandbox work.`,
+		Example: `  otcurate filter --stage flaky --in rl-5k.parquet -o rl-5k.flaky.parquet --run-dir out/flaky`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if stage == "" || stage == "validate" {
+				o.stages = "validate"
+			} else {
+				o.stages = "validate," + stage
+			}
+			return runBuild(cmd, g, o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	_ = cmd.Flags().MarkHidden("stages")
+	_ = cmd.Flags().MarkHidden("pool")
+	cmd.Flags().StringVar(&stage, "stage", "", "the stage: dedup, lint, env, flaky or select")
+	cmd.Flags().StringVar(&o.pool, "in", "", "input dataset (parquet file, shards or task directories)")
+	_ = cmd.MarkFlagRequired("stage")
+	_ = cmd.MarkFlagRequired("in")
+	_ = cmd.MarkFlagRequired("output")
+	_ = cmd.MarkFlagRequired("run-dir")
+	return cmd
+}

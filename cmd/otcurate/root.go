@@ -86,6 +86,7 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 	root.AddGroup(&cobra.Group{ID: "curate", Title: "Curation:"}, &cobra.Group{ID: "data", Title: "Datasets:"})
 	root.AddCommand(
 		newBuildCmd(g),
+		newFilterCmd(g),
 		newValidateCmd(g),
 		newPackCmd(g),
 		newUnpackCmd(g),
