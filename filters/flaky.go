@@ -32,7 +32,7 @@ type Flaky struct {
 	Runner    *trial.Runner
 	Limits    bundle.Limits
 	Repeats   int           // oracle verifier runs in total; default 9 (detects a 30% flake with 97% probability)
-	Sessions  int           // fresh sandboxes they are spread over; default 2
+	Sessions  int           // fresh sandboxes they are spread over (at least 2 runs each); default 2
 	MaxVerify time.Duration // slow-verifier threshold; default 20 s
 	Labels    map[string]string
 }
@@ -85,6 +85,10 @@ func (s Flaky) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome 
 		if i < s.Repeats%s.Sessions {
 			opts.Repeats++
 		}
+		// At least two runs per sandbox: a fresh sandbox that disagrees
+		// with the first is only blamed on the solution or environment
+		// when its own verifier re-run agrees with itself.
+		opts.Repeats = max(opts.Repeats, 2)
 		res, err := s.Runner.Run(ctx, t, opts)
 		if err != nil {
 			return pipeline.ErrorOutcome(ReasonStageInterrupted, err.Error())
