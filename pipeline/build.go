@@ -130,6 +130,11 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 			}
 		}
 	}
+	if runErr == nil && o.RunDir != "" && res != nil {
+		if err := WriteManifest(filepath.Join(o.RunDir, ManifestFile), res.Tasks, sum.Stages); err != nil {
+			runErr = err
+		}
+	}
 	sum.FinishedAt = time.Now().UTC()
 	sum.WallSeconds = round(sum.FinishedAt.Sub(sum.StartedAt).Seconds())
 	if o.RunDir != "" && res != nil {

@@ -181,6 +181,46 @@ func TestBuildBadRowsAndDuplicates(t *testing.T) {
 	if d := onDisk.Funnel[1]; d.In != 5 || d.Kept != 3 || d.DroppedByReason["duplicate_content"] != 2 {
 		t.Errorf("dedup funnel = %+v", d)
 	}
+	checkManifest(t, filepath.Join(dir, "run", pipeline.ManifestFile))
+}
+
+type manifestRow struct {
+	Index           int64    `parquet:"index"`
+	Path            string   `parquet:"path"`
+	FinalVerdict    string   `parquet:"final_verdict"`
+	FinalReason     *string  `parquet:"final_reason,optional"`
+	DedupVerdict    *string  `parquet:"dedup_verdict,optional"`
+	ValidateSeconds *float64 `parquet:"validate_seconds,optional"`
+}
+
+// checkManifest: one row per input row, final verdicts as decided.
+func checkManifest(t *testing.T, name string) {
+	t.Helper()
+	rows, err := parquet.ReadFile[manifestRow](name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 11 {
+		t.Fatalf("manifest has %d rows, want 11", len(rows))
+	}
+	want := map[int64]string{0: "keep/no_target", 1: "drop/duplicate_content", 2: "drop/null_path", 8: "drop/not_gzip", 10: "keep/no_target"}
+	for _, r := range rows {
+		if w, ok := want[r.Index]; ok {
+			got := r.FinalVerdict + "/"
+			if r.FinalReason != nil {
+				got += *r.FinalReason
+			}
+			if got != w {
+				t.Errorf("manifest row %d: %s, want %s", r.Index, got, w)
+			}
+		}
+	}
+	if rows[2].DedupVerdict != nil {
+		t.Error("a task dropped by validate has a dedup verdict")
+	}
+	if rows[0].ValidateSeconds == nil || *rows[0].ValidateSeconds <= 0 {
+		t.Error("validate seconds missing")
+	}
 }
 
 // manyTasks is a pool of n distinct valid tasks in a task-dir-free

@@ -79,6 +79,17 @@ type Task struct {
 	HasSolution bool
 	Alive       bool   // not dropped by any stage so far
 	LastStage   string // stage that last decided the task
+	Marks       []StageMark
+}
+
+// StageMark is one stage's decision on a task, kept for the manifest.
+// Reason codes come from a small set of constants, so marks cost a few
+// dozen bytes per task and stage.
+type StageMark struct {
+	Stage   string
+	Verdict Verdict
+	Reason  string
+	Seconds float64 // time the stage spent on this task (0 for set stages)
 }
 
 // Item is a task in flight through item stages, with its bytes.
