@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	units "github.com/docker/go-units"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -348,26 +349,14 @@ func (p *configParser) sizeMB(m map[string]any, key, legacy string, def int64) i
 	return def
 }
 
+// parseSizeMB reads a deprecated size string ("2G", "512Mi", "1024"; a
+// bare number is bytes) as megabytes, rounded up.
 func parseSizeMB(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(t, "B")
-	t = strings.TrimSuffix(t, "I")
-	mult := 1.0 / (1 << 20) // bare number: bytes
-	switch {
-	case strings.HasSuffix(t, "K"):
-		mult, t = 1.0/1024, t[:len(t)-1]
-	case strings.HasSuffix(t, "M"):
-		mult, t = 1, t[:len(t)-1]
-	case strings.HasSuffix(t, "G"):
-		mult, t = 1024, t[:len(t)-1]
-	case strings.HasSuffix(t, "T"):
-		mult, t = 1024*1024, t[:len(t)-1]
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) {
+	b, err := units.RAMInBytes(strings.TrimSpace(s))
+	if err != nil || b <= 0 {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
-	return int64(math.Ceil(f * mult)), nil
+	return (b + 1<<20 - 1) >> 20, nil
 }
 
 func (p *configParser) strList(m map[string]any, prefix, key string) []string {

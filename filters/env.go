@@ -70,7 +70,7 @@ func envKey(t *trial.Task) string {
 
 // Process implements pipeline.ItemStage.
 func (s *Env) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
-	t, err := trial.LoadTask(it.Task.Path, it.Record.Blob, s.Limits)
+	t, err := runnableTask(it, s.Limits)
 	if err != nil {
 		return pipeline.ErrorOutcome(ReasonTaskUnloadable, err.Error())
 	}
@@ -135,4 +135,15 @@ func (*Env) Expensive() {}
 // Fingerprint implements pipeline.Fingerprinted.
 func (s *Env) Fingerprint() string {
 	return fmt.Sprintf("env/v1 start<=%s teardown<=%s", s.MaxStart, s.MaxTeardown)
+}
+
+// runnableTask returns the item as a task ready to run. The bundle the
+// engine decoded is reused when it kept every file's content (the usual
+// case: files up to 1 MiB, 4 MiB in all); otherwise the blob is decoded
+// again keeping everything.
+func runnableTask(it *pipeline.Item, lim bundle.Limits) (*trial.Task, error) {
+	if it.Bundle != nil && it.Info != nil && len(it.Bundle.Truncated) == 0 {
+		return &trial.Task{Path: it.Task.Path, Bundle: it.Bundle, Info: it.Info}, nil
+	}
+	return trial.LoadTask(it.Task.Path, it.Record.Blob, lim)
 }

@@ -52,7 +52,7 @@ func (s Flaky) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome 
 	if s.MaxVerify <= 0 {
 		s.MaxVerify = 20 * time.Second
 	}
-	t, err := trial.LoadTask(it.Task.Path, it.Record.Blob, s.Limits)
+	t, err := runnableTask(it, s.Limits)
 	if err != nil {
 		return pipeline.ErrorOutcome(ReasonTaskUnloadable, err.Error())
 	}

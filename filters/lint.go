@@ -3,6 +3,7 @@ package filters
 import (
 	"context"
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -184,7 +185,7 @@ func leakIntoImage(b *bundle.Bundle, what string) string {
 			continue
 		}
 		for _, p := range patterns {
-			if strings.HasPrefix(rel, p) || (!strings.HasSuffix(p, "/") && pathBase(rel) == p) {
+			if strings.HasPrefix(rel, p) || (!strings.HasSuffix(p, "/") && path.Base(rel) == p) {
 				return fmt.Sprintf("the build context holds %s", name)
 			}
 		}
@@ -201,13 +202,6 @@ func leakIntoImage(b *bundle.Bundle, what string) string {
 		}
 	}
 	return ""
-}
-
-func pathBase(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 // mentionsReward reports whether any file under tests/ refers to the
@@ -354,7 +348,7 @@ func revealedAssertions(b *bundle.Bundle) (shown, total int) {
 					shown++
 				}
 			}
-		case strings.Contains(pathBase(name), "expected"):
+		case strings.Contains(path.Base(name), "expected"):
 			for _, line := range strings.Split(string(data), "\n") {
 				if line = squash(line); line == "" {
 					continue

@@ -20,12 +20,11 @@ import (
 // Reason codes decided by the engine itself, before any stage sees a row.
 // They are reported under the validate stage.
 const (
-	ReasonDuplicatePath   = "duplicate_path"
-	ReasonNullBlob        = "null_task_binary"
-	ReasonUnreadableTask  = "unreadable_task"
-	ReasonPoolChanged     = "pool_changed"
-	ReasonStageInternal   = "stage_internal_error"
-	ReasonDecodeForStages = "decode_failed"
+	ReasonDuplicatePath  = "duplicate_path"
+	ReasonNullBlob       = "null_task_binary"
+	ReasonUnreadableTask = "unreadable_task"
+	ReasonPoolChanged    = "pool_changed"
+	ReasonStageInternal  = "stage_internal_error"
 )
 
 // inflightBytes caps the blob bytes held by tasks in flight.
@@ -419,8 +418,9 @@ func (e *Engine) runSet(ctx context.Context, st SetStage, res *Result, sum *Stag
 		return fmt.Errorf("stage %s returned %d outcomes for %d tasks", st.Name(), len(outs), len(tasks))
 	}
 	var sinkErr error
+	names, sums := []string{st.Name()}, map[string]*StageSummary{st.Name(): sum}
 	for i, t := range tasks {
-		e.record(t, outs[i:i+1], nil, []string{st.Name()}, map[string]*StageSummary{st.Name(): sum}, &sinkErr)
+		e.record(t, outs[i:i+1], nil, names, sums, &sinkErr)
 	}
 	d := time.Since(start).Seconds()
 	sum.Seconds += d

@@ -30,6 +30,7 @@ import (
 	"sort"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pipeline"
 )
 
 // Options configures a generated pool.
@@ -91,11 +92,11 @@ const (
 
 // Expected stages.
 const (
-	StageValidate = "validate"
-	StageDedup    = "dedup"
-	StageLint     = "lint"
-	StageEnv      = "env"
-	StageFlaky    = "flaky"
+	StageValidate = pipeline.StageValidate
+	StageDedup    = pipeline.StageDedup
+	StageLint     = pipeline.StageLint
+	StageEnv      = pipeline.StageEnv
+	StageFlaky    = pipeline.StageFlaky
 )
 
 // Defect kinds.

@@ -105,17 +105,9 @@ const logTail = 8 << 10
 // Run executes the agent and Repeats verifier runs. It returns one result
 // per repeat. The error is reserved for cancellation.
 func (r *Runner) Run(ctx context.Context, t *Task, o Options) ([]Result, error) {
+	o = o.withDefaults()
 	if o.Repeats < 1 {
 		o.Repeats = 1
-	}
-	if o.InfraRetries == 0 {
-		o.InfraRetries = 2
-	}
-	if o.Backoff == 0 {
-		o.Backoff = time.Second
-	}
-	if r.Logger == nil {
-		r.Logger = slog.New(slog.DiscardHandler)
 	}
 	if !o.Isolate {
 		return r.withRetry(ctx, t, o, o.Repeats, 0)
@@ -131,25 +123,52 @@ func (r *Runner) Run(ctx context.Context, t *Task, o Options) ([]Result, error) 
 	return all, nil
 }
 
+func (o Options) withDefaults() Options {
+	if o.InfraRetries == 0 {
+		o.InfraRetries = 2
+	}
+	if o.Backoff == 0 {
+		o.Backoff = time.Second
+	}
+	return o
+}
+
+func (r *Runner) logger() *slog.Logger {
+	if r.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Logger
+}
+
 // withRetry runs a session, retrying infrastructure failures with backoff.
 func (r *Runner) withRetry(ctx context.Context, t *Task, o Options, repeats, first int) ([]Result, error) {
+	return retryInfra(ctx, r, t, o,
+		func() ([]Result, error) { return r.session(ctx, t, o, repeats, first) },
+		func(infra error) []Result { return fill(t, o, repeats, first, infraOutcome(infra), infra.Error()) })
+}
+
+// retryInfra calls attempt until it succeeds, retrying infrastructure
+// failures (its error) with exponential backoff; after o.InfraRetries
+// retries it returns giveUp's result. The error is ctx's, on cancellation.
+func retryInfra[T any](ctx context.Context, r *Runner, t *Task, o Options, attempt func() (T, error), giveUp func(error) T) (T, error) {
+	var zero T
 	delay := o.Backoff
-	for attempt := 0; ; attempt++ {
-		res, infra := r.session(ctx, t, o, repeats, first)
+	for n := 0; ; n++ {
+		res, infra := attempt()
 		if infra == nil {
 			return res, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return zero, ctx.Err()
 		}
-		if attempt >= o.InfraRetries {
-			return fill(t, o, repeats, first, infraOutcome(infra), infra.Error()), nil
+		if n >= o.InfraRetries {
+			return giveUp(infra), nil
 		}
-		r.Logger.Warn("infrastructure failure, retrying", "task", t.Path, "attempt", attempt+1, "err", infra)
+		r.logger().Warn("infrastructure failure, retrying", "task", t.Path, "attempt", n+1, "err", infra)
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return zero, ctx.Err()
 		}
 		delay *= 2
 	}
@@ -253,7 +272,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 			results[i].Durations.Teardown = d.Teardown
 		}
 		if stopErr != nil {
-			r.Logger.Warn("sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", stopErr)
+			r.logger().Warn("sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", stopErr)
 		}
 	}()
 
@@ -542,31 +561,12 @@ func tail(s string) string {
 // measures. Infrastructure failures are retried like Run's; the error is
 // reserved for cancellation.
 func (r *Runner) Probe(ctx context.Context, t *Task, o Options) (Result, error) {
-	if o.InfraRetries == 0 {
-		o.InfraRetries = 2
-	}
-	if o.Backoff == 0 {
-		o.Backoff = time.Second
-	}
-	delay := o.Backoff
-	for attempt := 0; ; attempt++ {
-		res, infra := r.probe(ctx, t, o)
-		if infra == nil {
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		if attempt >= o.InfraRetries {
-			return Result{Task: t.Path, Outcome: infraOutcome(infra), Detail: infra.Error()}, nil
-		}
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
-		delay *= 2
-	}
+	o = o.withDefaults()
+	return retryInfra(ctx, r, t, o,
+		func() (Result, error) { return r.probe(ctx, t, o) },
+		func(infra error) Result {
+			return Result{Task: t.Path, Outcome: infraOutcome(infra), Detail: infra.Error()}
+		})
 }
 
 func (r *Runner) probe(ctx context.Context, t *Task, o Options) (Result, error) {

@@ -95,12 +95,11 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats}
 	if filters.NeedsSandbox(names) {
 		runID := newRunID()
-		backend, err := sandbox.NewDocker(cmd.Context(), sandbox.DockerOptions{Host: o.dockerURL, RunID: runID, Logger: g.logger})
+		backend, err := openSandbox(cmd, g, o.dockerURL, runID)
 		if err != nil {
 			return err
 		}
 		defer backend.Close()
-		janitor(cmd, g, backend, runID)
 		fopts.Runner = &trial.Runner{Backend: backend, Logger: g.logger}
 		fopts.Labels = map[string]string{sandbox.LabelRun: runID}
 	}

@@ -59,12 +59,11 @@ Exit code 0 only when every repeat scored 1; 3 otherwise.`,
 			if runID == "" {
 				runID = newRunID()
 			}
-			backend, err := sandbox.NewDocker(ctx, sandbox.DockerOptions{Host: dockerURL, RunID: runID, Logger: g.logger})
+			backend, err := openSandbox(cmd, g, dockerURL, runID)
 			if err != nil {
 				return err
 			}
 			defer backend.Close()
-			janitor(cmd, g, backend, runID)
 			runner := &trial.Runner{Backend: backend, Logger: g.logger}
 			results, err := runner.Run(ctx, t, trial.Options{Agent: trial.Agent(agent), Repeats: repeats,
 				Isolate: isolate, AllowNetwork: network, Labels: map[string]string{sandbox.LabelRun: runID}})
@@ -188,15 +187,20 @@ everything otcurate created on this engine.`,
 	return cmd
 }
 
-// janitor removes what crashed otcurate processes left behind, keeping the
-// sandboxes of runs still alive. Failure to clean up does not stop a run.
-func janitor(cmd *cobra.Command, g *globals, backend sandbox.Backend, runID string) {
-	rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{OrphansOnly: true, ExceptRun: runID})
+// openSandbox connects to the Docker engine for a run and first removes
+// what crashed otcurate processes left behind, keeping the sandboxes of
+// runs still alive. Failure to clean up does not stop the run.
+func openSandbox(cmd *cobra.Command, g *globals, host, runID string) (*sandbox.Docker, error) {
+	backend, err := sandbox.NewDocker(cmd.Context(), sandbox.DockerOptions{Host: host, RunID: runID, Logger: g.logger})
 	if err != nil {
-		g.logger.Warn("janitor could not clean up earlier runs", "err", err)
-		return
+		return nil, err
 	}
-	if n := len(rep.Containers) + len(rep.Networks); n > 0 {
+	rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{OrphansOnly: true, ExceptRun: runID})
+	switch {
+	case err != nil:
+		g.logger.Warn("janitor could not clean up earlier runs", "err", err)
+	case len(rep.Containers)+len(rep.Networks) > 0:
 		g.logger.Info("janitor removed leftovers of earlier runs", "containers", len(rep.Containers), "networks", len(rep.Networks))
 	}
+	return backend, nil
 }

@@ -8,9 +8,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 
+	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -153,18 +152,9 @@ func (g *globals) applyMemoryLimit() error {
 }
 
 func parseBytes(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			v, err := strconv.ParseInt(num, 10, 64)
-			if err != nil || v <= 0 {
-				return 0, fmt.Errorf("invalid size %q", s)
-			}
-			return v * u.mult, nil
-		}
+	n, err := units.RAMInBytes(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid size %q (use e.g. 160MiB or 1GiB)", s)
 	}
-	return 0, fmt.Errorf("invalid size %q (use e.g. 160MiB or 1GiB)", s)
+	return n, nil
 }
