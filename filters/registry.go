@@ -21,6 +21,9 @@ type Options struct {
 	Labels map[string]string
 	// FlakyRepeats is the flaky stage's oracle verifier runs (0 = default).
 	FlakyRepeats int
+	// Difficulty configures the difficulty stage (its Runner, Limits and
+	// Labels are filled from the fields above).
+	Difficulty Difficulty
 }
 
 // DefaultStages is the stage list of `otcurate build` today. The issue
@@ -30,9 +33,7 @@ var DefaultStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeli
 // notBuilt names stages that are part of the design but not implemented
 // yet. Asking for one is an error: passing tasks through silently would
 // publish unfiltered data under a filter's name.
-var notBuilt = map[string]string{
-	pipeline.StageDifficulty: "policy pass rates (issue #5)",
-}
+var notBuilt = map[string]string{}
 
 // ParseStages splits a comma-separated stage list. validate is always run
 // first, because it is what turns rows into tasks; it is added when left
@@ -83,6 +84,16 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 			} else {
 				out = append(out, Flaky{Runner: opts.Runner, Limits: opts.Limits, Labels: opts.Labels, Repeats: opts.FlakyRepeats})
 			}
+		case pipeline.StageDifficulty:
+			if opts.Runner == nil {
+				return nil, fmt.Errorf("stage %s runs tasks and needs a sandbox backend", n)
+			}
+			d := opts.Difficulty
+			d.Runner, d.Limits, d.Labels = opts.Runner, opts.Limits, opts.Labels
+			if err := d.Validate(); err != nil {
+				return nil, err
+			}
+			out = append(out, d)
 		case pipeline.StageSelect:
 			out = append(out, Select{Target: opts.Target, Seed: opts.Seed})
 		default:

@@ -390,14 +390,14 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 			sum.FlaggedByReason[f]++
 		}
 		task.LastStage = names[i]
-		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason}
+		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason, Score: out.Score}
 		if i < len(durs) {
 			mark.Seconds = durs[i].Seconds()
 		}
 		task.Marks = append(task.Marks, mark)
 		if *sinkErr == nil {
 			*sinkErr = e.Sink.Write(Decision{Index: task.Index, Path: task.Path, Stage: names[i],
-				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash, Flags: out.Flags})
+				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash, Flags: out.Flags, Score: out.Score})
 		}
 	}
 }

@@ -35,6 +35,7 @@ type ledgerEntry struct {
 	Reason  string    `json:"reason"`
 	Detail  string    `json:"detail,omitempty"`
 	Flags   []string  `json:"flags,omitempty"`
+	Score   *float64  `json:"score,omitempty"`
 	At      time.Time `json:"at"`
 }
 
@@ -51,7 +52,7 @@ func OpenLedger(name string) (*Ledger, error) {
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			var e ledgerEntry
 			if json.Unmarshal(line, &e) == nil && e.Key != "" {
-				l.entries[e.Key] = Outcome{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags}
+				l.entries[e.Key] = Outcome{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, Score: e.Score}
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -90,7 +91,7 @@ func (l *Ledger) get(key string) (Outcome, bool) {
 }
 
 func (l *Ledger) put(key string, o Outcome) error {
-	data, err := json.Marshal(ledgerEntry{Key: key, Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags, At: time.Now().UTC()})
+	data, err := json.Marshal(ledgerEntry{Key: key, Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags, Score: o.Score, At: time.Now().UTC()})
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,9 @@ func WriteManifest(name string, tasks []*Task, stages []string) error {
 		g[s+"_verdict"] = parquet.Optional(parquet.String())
 		g[s+"_reason"] = parquet.Optional(parquet.String())
 		g[s+"_seconds"] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
+		if s == StageDifficulty {
+			g[s+"_score"] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
+		}
 	}
 	tmp := name + ".tmp"
 	f, err := os.Create(tmp)
@@ -65,6 +68,9 @@ func WriteManifest(name string, tasks []*Task, stages []string) error {
 			row[m.Stage+"_verdict"] = string(m.Verdict)
 			row[m.Stage+"_reason"] = m.Reason
 			row[m.Stage+"_seconds"] = m.Seconds
+			if m.Score != nil && m.Stage == StageDifficulty {
+				row[m.Stage+"_score"] = *m.Score
+			}
 		}
 		if err := w.Write(row); err != nil {
 			return fail(err)

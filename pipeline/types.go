@@ -42,6 +42,8 @@ type Decision struct {
 	// Flags are findings that did not decide the verdict on their own
 	// (e.g. lint checks set to warn), as reason codes.
 	Flags []string `json:"flags,omitempty"`
+	// Score is the stage's measurement (the difficulty stage's pass rate).
+	Score *float64 `json:"score,omitempty"`
 }
 
 // Outcome is what a stage says about one task.
@@ -50,6 +52,9 @@ type Outcome struct {
 	Reason  string
 	Detail  string
 	Flags   []string
+	// Score is the stage's measurement when it has one (the difficulty
+	// stage's pass rate), kept in the ledger and the manifest.
+	Score *float64
 }
 
 // KeepOutcome, DropOutcome and ErrorOutcome build outcomes.
@@ -90,6 +95,7 @@ type StageMark struct {
 	Verdict Verdict
 	Reason  string
 	Seconds float64 // time the stage spent on this task (0 for set stages)
+	Score   *float64
 }
 
 // Item is a task in flight through item stages, with its bytes.

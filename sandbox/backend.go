@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -86,9 +87,30 @@ type Sandbox interface {
 	// Download reads one regular file, at most max bytes. A missing file
 	// is ErrNotFound.
 	Download(ctx context.Context, path string, max int64) ([]byte, error)
+	// OpenTerminal starts a long-lived interactive process on a
+	// pseudo-terminal (what an agent types into). Stop closes every open
+	// terminal.
+	OpenTerminal(ctx context.Context, spec TerminalSpec) (Terminal, error)
 	// Stop kills and removes the sandbox. It is idempotent and works even
 	// when ctx is already cancelled.
 	Stop(ctx context.Context) error
+}
+
+// TerminalSpec describes an interactive process on a pseudo-terminal.
+type TerminalSpec struct {
+	Cmd     []string // e.g. bash --noediting -i
+	User    string
+	Workdir string
+	Env     map[string]string
+	Cols    int // default 160
+	Rows    int // default 40
+}
+
+// Terminal is the pseudo-terminal of an interactive process: writes are
+// keystrokes, reads are what the terminal shows (raw bytes, echo
+// included). Close ends the process and everything it started.
+type Terminal interface {
+	io.ReadWriteCloser
 }
 
 // Backend builds images and starts sandboxes.

@@ -34,8 +34,9 @@ type dockerSandbox struct {
 	d  *Docker
 	id string
 
-	mu      sync.Mutex
-	stopped bool
+	mu        sync.Mutex
+	stopped   bool
+	terminals []*dockerTerminal // closed by Stop
 
 	// exited is closed when the container's main process exits (watched
 	// from before the start, so a fast exit is not missed).
@@ -344,6 +345,10 @@ func (s *dockerSandbox) Stop(ctx context.Context) error {
 	if s.stopped {
 		return nil
 	}
+	for _, t := range s.terminals {
+		t.att.Close() // the container's removal kills its processes
+	}
+	s.terminals = nil
 	cctx, cancel := cleanupContext(ctx)
 	defer cancel()
 	if err := removeContainer(cctx, s.d.cli, s.id); err != nil {

@@ -28,12 +28,14 @@ const (
 	EngineUnavailable Outcome = "engine_unavailable"
 	OutOfDisk         Outcome = "out_of_disk"
 	InfraError        Outcome = "infra_error"
+	// PolicyUnavailable: the agent's model backend could not answer.
+	PolicyUnavailable Outcome = "policy_unavailable"
 )
 
 // IsInfra reports whether the outcome is a failure of the machine.
 func (o Outcome) IsInfra() bool {
 	switch o {
-	case EngineUnavailable, OutOfDisk, InfraError:
+	case EngineUnavailable, OutOfDisk, InfraError, PolicyUnavailable:
 		return true
 	}
 	return false

@@ -24,6 +24,33 @@ const (
 	Nop    Agent = "nop"    // does nothing: the negative control
 )
 
+// Actor is an agent other than the built-in oracle and nop: it acts in
+// the started sandbox before the verifier runs (the agent harness with a
+// policy implements it).
+type Actor interface {
+	// Name is recorded as the result's agent.
+	Name() string
+	// Act works in sb on t. The returned error is an infrastructure
+	// failure of the sandbox (the session is retried); a failure of the
+	// actor's own backend (a model endpoint) is reported in ActReport.
+	Act(ctx context.Context, sb sandbox.Sandbox, t *Task) (ActReport, error)
+}
+
+// ActReport is what an Actor reports.
+type ActReport struct {
+	// TimedOut: the agent hit its timeout; the verifier still runs and its
+	// reward stands (the reference recipe's passthrough), the result
+	// carries a warning.
+	TimedOut bool
+	// Unavailable, when set, voids the run: the actor's backend could not
+	// answer (policy endpoint down). The result is PolicyUnavailable, an
+	// infrastructure outcome, and no verifier runs.
+	Unavailable error
+	// Trajectory is the actor's record, carried on every result.
+	Trajectory any
+	Detail     string
+}
+
 // Task is a decoded task ready to run.
 type Task struct {
 	Path   string
@@ -46,7 +73,10 @@ func LoadTask(path string, blob []byte, lim bundle.Limits) (*Task, error) {
 
 // Options configure a run.
 type Options struct {
-	Agent   Agent
+	Agent Agent
+	// Actor, when set, replaces Agent: it acts in the sandbox and its
+	// name is recorded as the agent.
+	Actor   Actor
 	Repeats int  // verifier runs; ≥ 1
 	Isolate bool // a fresh sandbox (and solve) per repeat instead of re-verifying one post-solution state
 	// AllowNetwork lets a task that asks for network (Harbor's default
@@ -90,6 +120,8 @@ type Result struct {
 	Sandboxes    int                `json:"sandboxes"` // containers started for this result's session
 	Durations    Durations          `json:"durations"`
 	Log          string             `json:"log,omitempty"` // tail of the relevant log
+	// Trajectory is the Actor's record (nil for oracle and nop).
+	Trajectory any `json:"-"`
 }
 
 // Runner runs trials on a backend.
@@ -106,6 +138,9 @@ const logTail = 8 << 10
 // per repeat. The error is reserved for cancellation.
 func (r *Runner) Run(ctx context.Context, t *Task, o Options) ([]Result, error) {
 	o = o.withDefaults()
+	if o.Actor != nil {
+		o.Agent = Agent(o.Actor.Name())
+	}
 	if o.Repeats < 1 {
 		o.Repeats = 1
 	}
@@ -279,7 +314,22 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	// Act.
 	var solveExit *int
 	solveTimedOut := false
-	if o.Agent == Oracle {
+	var act ActReport
+	if o.Actor != nil {
+		t0 = time.Now()
+		act, err = o.Actor.Act(ctx, sb, t)
+		d.Solve = since(t0)
+		if err != nil {
+			return nil, err
+		}
+		if act.Unavailable != nil {
+			res := fill(t, o, repeats, first, PolicyUnavailable, act.Unavailable.Error())
+			for i := range res {
+				res[i].Durations, res[i].Trajectory, res[i].Sandboxes = *d, act.Trajectory, 1
+			}
+			return res, nil
+		}
+	} else if o.Agent == Oracle {
 		t0 = time.Now()
 		res, err := r.solve(ctx, sb, t)
 		d.Solve = since(t0)
@@ -303,6 +353,10 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		res.Repeat, res.Agent, res.Task = first+i, o.Agent, t.Path
 		res.SolveExit, res.ImageCached, res.Sandboxes = solveExit, img.Cached, 1
 		res.Warnings = append(res.Warnings, img.Warnings...)
+		res.Trajectory = act.Trajectory
+		if act.TimedOut {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the agent hit its timeout (%gs); the verifier's reward stands", cfg.Agent.TimeoutSec))
+		}
 		if solveTimedOut && res.Outcome == Scored {
 			res.Outcome = SolveTimeout
 			res.Detail = fmt.Sprintf("solve.sh exceeded the agent timeout (%gs); the verifier still ran", cfg.Agent.TimeoutSec)

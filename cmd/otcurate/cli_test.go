@@ -100,8 +100,11 @@ func TestValidateReportsEachBrokenRow(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if _, code := run(t, "build", "--pool", ds, "-o", filepath.Join(dir, "o.parquet"), "--run-dir", filepath.Join(dir, "r"), "--stages", "validate,difficulty"); code != exitUsage {
-		t.Errorf("unbuilt stage: exit %d, want %d", code, exitUsage)
+	if _, code := run(t, "build", "--pool", ds, "-o", filepath.Join(dir, "o.parquet"), "--run-dir", filepath.Join(dir, "r"), "--stages", "validate,nosuch"); code != exitUsage {
+		t.Errorf("unknown stage: exit %d, want %d", code, exitUsage)
+	}
+	if _, code := run(t, "build", "--pool", ds, "-o", filepath.Join(dir, "o.parquet"), "--run-dir", filepath.Join(dir, "r"), "--stages", "validate,difficulty", "--difficulty-rule", "median"); code != exitUsage {
+		t.Errorf("bad difficulty rule: exit %d, want %d", code, exitUsage)
 	}
 }
 
@@ -202,9 +205,9 @@ func TestFilterOneStage(t *testing.T) {
 	if len(sum.Funnel) != 2 || sum.Funnel[1].Stage != "lint" || sum.TasksKept != int64(len(readOutputPaths(t, filepath.Join(dir, "out.parquet")))) {
 		t.Fatalf("funnel %+v, kept %d\n%s", sum.Funnel, sum.TasksKept, stdout)
 	}
-	if _, code := run(t, "filter", "--stage", "difficulty", "--in", "../../testdata/sample-pool.parquet",
+	if _, code := run(t, "filter", "--stage", "nosuch", "--in", "../../testdata/sample-pool.parquet",
 		"-o", filepath.Join(dir, "o2.parquet"), "--run-dir", filepath.Join(dir, "r2")); code != exitUsage {
-		t.Fatalf("unbuilt stage: exit %d", code)
+		t.Fatalf("unknown stage: exit %d", code)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,12 @@ type buildOptions struct {
 	lint      string
 	repeats   int
 	dockerURL string
+
+	pol        policyOptions
+	attempts   int
+	rule       string
+	band       string
+	exhaustive bool
 }
 
 func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
@@ -38,6 +45,11 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.shards, "shards", 1, "write the output as N HF-style shards (train-0000i-of-0000N.parquet)")
 	f.IntVar(&o.repeats, "flaky-repeats", 9, "flaky stage: oracle verifier runs per task (stops at the first disagreement)")
 	f.StringVar(&o.dockerURL, "docker-host", "", "Docker engine endpoint for the env and flaky stages")
+	f.IntVar(&o.attempts, "difficulty-attempts", 8, "difficulty stage: attempts per task (k)")
+	f.StringVar(&o.rule, "difficulty-rule", filters.RuleSolvable, "difficulty stage keep rule: solvable (pass@k > 0, the reference rule) or band")
+	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
+	f.BoolVar(&o.exhaustive, "difficulty-exhaustive", false, "run all k attempts even once the verdict is known (full pass-rate estimates)")
+	o.pol.addFlags(f, 1)
 	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=warn\" (each check: drop, warn or off)")
 }
 
@@ -53,9 +65,14 @@ order, as a dataset in the reference format (path, task_binary).
 The run directory receives decisions.jsonl (one line per task and stage: path, stage,
 verdict keep|drop|error, reason, detail) and summary.json (the funnel).
 
-Stages available now: validate, dedup, lint, env, flaky, select (the default list leaves
-env and flaky out for now: they run every task in Docker sandboxes; add them with --stages).
-validate always runs first. difficulty is planned and refused until it exists.
+Stages: validate, dedup, lint, env, flaky, difficulty, select (the default list leaves env,
+flaky and difficulty out: they run every task in Docker sandboxes; add them with --stages).
+validate always runs first.
+
+difficulty runs --difficulty-attempts episodes of a policy (--policy builtin|openai) per
+task through the terminus-2 harness and keeps tasks by pass rate: the reference rule drops
+what is never solved; --difficulty-rule band keeps LO < rate < HI (RL groups with variance).
+It stops as soon as the verdict cannot change, unless --difficulty-exhaustive.
 
 env builds, starts and tears down each unique environment once and drops build failures,
 unhealthy or slow environments. flaky is the verifier gate: nop must score 0, the oracle 1
@@ -93,6 +110,11 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		return usageErr(err)
 	}
 	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats}
+	if slices.Contains(names, pipeline.StageDifficulty) {
+		if fopts.Difficulty, err = o.difficulty(); err != nil {
+			return err
+		}
+	}
 	if filters.NeedsSandbox(names) {
 		runID := newRunID()
 		backend, err := openSandbox(cmd, g, o.dockerURL, runID)
@@ -131,6 +153,24 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	return nil
 }
 
+// difficulty builds the difficulty stage's configuration from the flags.
+func (o *buildOptions) difficulty() (filters.Difficulty, error) {
+	p, err := o.pol.build()
+	if err != nil {
+		return filters.Difficulty{}, err
+	}
+	var lo, hi float64
+	if _, err := fmt.Sscanf(o.band, "%g,%g", &lo, &hi); err != nil {
+		return filters.Difficulty{}, usageErr(fmt.Errorf("--difficulty-band %q: want LO,HI", o.band))
+	}
+	id, err := o.pol.identity()
+	if err != nil {
+		return filters.Difficulty{}, err
+	}
+	return filters.Difficulty{Policy: p, PolicyID: id, Harness: o.pol.harnessConfig(), Attempts: o.attempts,
+		Rule: o.rule, Lo: lo, Hi: hi, Exhaustive: o.exhaustive}, nil
+}
+
 func newFilterCmd(g *globals) *cobra.Command {
 	o := &buildOptions{}
 	var stage string
@@ -155,7 +195,7 @@ run directory's ledger makes a repeated filter resume instead of redoing sandbox
 	o.AddFlags(cmd.Flags())
 	_ = cmd.Flags().MarkHidden("stages")
 	_ = cmd.Flags().MarkHidden("pool")
-	cmd.Flags().StringVar(&stage, "stage", "", "the stage: dedup, lint, env, flaky or select")
+	cmd.Flags().StringVar(&stage, "stage", "", "the stage: dedup, lint, env, flaky, difficulty or select")
 	cmd.Flags().StringVar(&o.pool, "in", "", "input dataset (parquet file, shards or task directories)")
 	_ = cmd.MarkFlagRequired("stage")
 	_ = cmd.MarkFlagRequired("in")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/trial"
@@ -26,21 +27,23 @@ func newRunID() string {
 
 func newRunCmd(g *globals) *cobra.Command {
 	var (
-		agent     string
+		agentName string
 		repeats   int
 		asJSON    bool
 		isolate   bool
 		network   bool
 		dockerURL string
 		runID     string
+		trajFile  string
+		pol       policyOptions
 	)
 	cmd := &cobra.Command{
 		Use:     "run TASK",
 		GroupID: "curate",
-		Short:   "Run one task with the oracle or nop agent and score it",
+		Short:   "Run one task with an agent and score it",
 		Long: `run builds the task's environment, runs the agent (oracle: solution/solve.sh; nop:
-nothing) and scores it with the task's verifier, as Harbor does. TASK is a task directory
-or POOL#path (a row of a dataset).
+nothing; policy: the terminus-2 harness driven by --policy) and scores it with the task's
+verifier, as Harbor does. TASK is a task directory or POOL#path (a row of a dataset).
 
 Repeated verifier runs share one post-solution sandbox unless --isolate.
 Exit code 0 only when every repeat scored 1; 3 otherwise.`,
@@ -48,8 +51,17 @@ Exit code 0 only when every repeat scored 1; 3 otherwise.`,
   otcurate run pool.parquet#task-00042 --agent nop --repeats 3 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if agent != string(trial.Oracle) && agent != string(trial.Nop) {
-				return usageErr(fmt.Errorf("--agent must be oracle or nop"))
+			var actor *agent.Harness
+			switch agentName {
+			case string(trial.Oracle), string(trial.Nop):
+			case "policy":
+				p, err := pol.build()
+				if err != nil {
+					return err
+				}
+				actor = &agent.Harness{Policy: p, Config: pol.harnessConfig()}
+			default:
+				return usageErr(fmt.Errorf("--agent must be oracle, nop or policy"))
 			}
 			ctx := cmd.Context()
 			t, err := loadTaskSpec(cmd, g, args[0])
@@ -65,10 +77,19 @@ Exit code 0 only when every repeat scored 1; 3 otherwise.`,
 			}
 			defer backend.Close()
 			runner := &trial.Runner{Backend: backend, Logger: g.logger}
-			results, err := runner.Run(ctx, t, trial.Options{Agent: trial.Agent(agent), Repeats: repeats,
-				Isolate: isolate, AllowNetwork: network, Labels: map[string]string{sandbox.LabelRun: runID}})
+			opts := trial.Options{Agent: trial.Agent(agentName), Repeats: repeats,
+				Isolate: isolate, AllowNetwork: network, Labels: map[string]string{sandbox.LabelRun: runID}}
+			if actor != nil {
+				opts.Actor = actor
+			}
+			results, err := runner.Run(ctx, t, opts)
 			if err != nil {
 				return err
+			}
+			if trajFile != "" {
+				if err := writeTrajectories(trajFile, results); err != nil {
+					return err
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -89,14 +110,16 @@ Exit code 0 only when every repeat scored 1; 3 otherwise.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&agent, "agent", "oracle", "oracle or nop")
+	f.StringVar(&agentName, "agent", "oracle", "oracle, nop or policy (the harness with --policy)")
+	f.StringVar(&trajFile, "trajectory", "", "write the policy's trajectories (JSON lines) to this file")
+	pol.addFlags(f, 1)
 	f.IntVar(&repeats, "repeats", 1, "verifier runs")
 	f.BoolVar(&isolate, "isolate", false, "a fresh sandbox (and agent run) per repeat")
 	f.BoolVar(&network, "allow-network", false, "give the sandbox network when the task asks for it (offline by default)")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	f.StringVar(&dockerURL, "docker-host", "", "Docker engine endpoint (default: DOCKER_HOST or the local socket)")
 	f.StringVar(&runID, "run-id", "", "label the run's sandboxes with this id (default: time and random)")
-	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions([]string{"oracle", "nop"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions([]string{"oracle", "nop", "policy"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -135,6 +158,24 @@ func loadTaskSpec(cmd *cobra.Command, g *globals, spec string) (*trial.Task, err
 		return nil, rec.Err
 	}
 	return trial.LoadTask(rec.Path, rec.Blob, g.limits())
+}
+
+// writeTrajectories writes each result's trajectory as a JSON line.
+func writeTrajectories(path string, results []trial.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range results {
+		if tr, ok := r.Trajectory.(*agent.Trajectory); ok {
+			if err := enc.Encode(tr); err != nil {
+				f.Close()
+				return err
+			}
+		}
+	}
+	return f.Close()
 }
 
 func printResults(w io.Writer, results []trial.Result) {

@@ -1,0 +1,312 @@
+// Package builtin is the embedded CPU policy: a log-linear softmax over
+// structured shell actions. Each turn it makes a few categorical
+// decisions (act, look around or declare the task complete; which
+// command template; which value from the instruction fills each slot),
+// each π(o|s) = softmax(θ·φ(s,o)/T), and emits the result as real
+// terminus-2 JSON, so the harness, parser, terminal and verifier path is
+// exactly the one a language model goes through.
+//
+// The "tokens" of a completion are the chosen option indices, one per
+// decision, and their log-probabilities are exact; the trainer replays
+// them (LogProb) to get ∇log π = (φ(s,o) − E_π[φ]) / T. Values come only
+// from the conversation (the instruction and terminal output), never from
+// a task's tests/ or solution/.
+package builtin
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/otcurate/otcurate/policy"
+)
+
+// Policy is the built-in policy. It is safe for concurrent use; Update
+// must not run while rollouts sample (the trainer alternates them).
+type Policy struct {
+	seed int64
+
+	mu      sync.RWMutex
+	w       map[string]float64
+	version int
+}
+
+var _ policy.Policy = (*Policy)(nil)
+
+// New returns the policy with its cold-start weights. seed drives
+// sampling when a request carries no seed of its own.
+func New(seed int64) *Policy {
+	w := make(map[string]float64, len(coldStart))
+	for k, v := range coldStart {
+		w[k] = v
+	}
+	return &Policy{seed: seed, w: w}
+}
+
+// Name is "builtin".
+func (p *Policy) Name() string { return "builtin" }
+
+// Version counts updates.
+func (p *Policy) Version() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.version
+}
+
+// Complete samples the next reply at req.Sampling.Temperature (0 =
+// greedy). The draw is a pure function of the seed, the session id and
+// the conversation so far, so a rollout replays identically whatever the
+// scheduling.
+func (p *Policy) Complete(ctx context.Context, req policy.Request) (policy.Completion, error) {
+	if err := ctx.Err(); err != nil {
+		return policy.Completion{}, err
+	}
+	T := req.Sampling.Temperature
+	seed := p.seed
+	if req.Sampling.Seed != nil {
+		seed = *req.Sampling.Seed
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), conversationHash(req.SessionID, req.Messages)))
+	s := parseState(req.Messages)
+
+	p.mu.RLock()
+	var logps []float64
+	a, err := walk(s, func(d *decision) int {
+		scores := p.scores(d)
+		if T <= 0 {
+			best := 0
+			for i := range scores {
+				if scores[i] > scores[best] {
+					best = i
+				}
+			}
+			logps = append(logps, 0)
+			return best
+		}
+		lp := logSoftmax(scores, T)
+		u, i := rng.Float64(), 0
+		for acc := math.Exp(lp[0]); u > acc && i < len(lp)-1; {
+			i++
+			acc += math.Exp(lp[i])
+		}
+		logps = append(logps, lp[i])
+		return i
+	})
+	version := p.version
+	p.mu.RUnlock()
+	if err != nil {
+		return policy.Completion{}, fmt.Errorf("builtin policy: %w", err)
+	}
+	content := reply(a)
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(m.Content) / 4
+	}
+	return policy.Completion{
+		Content: content, FinishReason: "stop",
+		TokenIDs: a.chosen, Logprobs: logps,
+		PromptTokens: prompt, CompletionTokens: len(a.chosen),
+		Model: fmt.Sprintf("builtin@%d", version),
+	}, nil
+}
+
+func (p *Policy) scores(d *decision) []float64 {
+	out := make([]float64, len(d.opts))
+	for i, fs := range d.feats {
+		for _, f := range fs {
+			out[i] += p.w[f.key] * f.val
+		}
+	}
+	return out
+}
+
+// reply renders an action as terminus-2 JSON. The plan starts with the
+// action id, which is how the policy reads its own history.
+func reply(a *action) string {
+	type command struct {
+		Keystrokes string  `json:"keystrokes"`
+		Duration   float64 `json:"duration"`
+	}
+	r := struct {
+		Analysis     string    `json:"analysis"`
+		Plan         string    `json:"plan"`
+		Commands     []command `json:"commands"`
+		TaskComplete bool      `json:"task_complete"`
+	}{Commands: []command{}}
+	switch a.kind {
+	case "complete":
+		r.Analysis = "The command that produces the requested result has run."
+		r.Plan = "complete: mark the task as complete"
+		r.TaskComplete = true
+	default:
+		r.Analysis = "The task asks to " + a.tmpl.Doc + "."
+		r.Plan = a.tmpl.ID + ": " + a.tmpl.Doc
+		r.Commands = append(r.Commands, command{Keystrokes: a.cmd + "\n", Duration: 1})
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keystrokes hold > and &, shown as typed
+	_ = enc.Encode(r)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// conversationHash mixes the session id and the messages.
+func conversationHash(session string, msgs []policy.Message) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(session))
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(msgs)))
+	h.Write(n[:])
+	for _, m := range msgs {
+		h.Write([]byte(m.Role))
+		h.Write([]byte{0})
+		h.Write([]byte(m.Content))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// Grad is a sparse gradient over feature keys.
+type Grad map[string]float64
+
+// LogProb replays a recorded completion: the log-probability of its
+// tokens given the conversation before it, under the current weights at
+// temperature T (> 0), and, when grad is non-nil, adds scale·∇ of it to
+// grad.
+func (p *Policy) LogProb(msgs []policy.Message, tokens []int, T float64, grad Grad, scale float64) (float64, error) {
+	if T <= 0 {
+		return 0, fmt.Errorf("LogProb needs a temperature > 0")
+	}
+	s := parseState(msgs)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var total float64
+	k := 0
+	_, err := walk(s, func(d *decision) int {
+		if k >= len(tokens) {
+			return -1
+		}
+		c := tokens[k]
+		k++
+		if c < 0 || c >= len(d.opts) {
+			return -1
+		}
+		lp := logSoftmax(p.scores(d), T)
+		total += lp[c]
+		if grad != nil {
+			for i, fs := range d.feats {
+				coef := -math.Exp(lp[i])
+				if i == c {
+					coef += 1
+				}
+				for _, f := range fs {
+					grad[f.key] += scale * coef * f.val / T
+				}
+			}
+		}
+		return c
+	})
+	if err != nil {
+		return 0, fmt.Errorf("replaying tokens %v: %w", tokens, err)
+	}
+	if k != len(tokens) {
+		return 0, fmt.Errorf("replaying tokens %v: the action used %d of them", tokens, k)
+	}
+	return total, nil
+}
+
+// Update adds lr·g to the weights and bumps the version.
+func (p *Policy) Update(g Grad, lr float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, v := range g {
+		if v == 0 {
+			continue
+		}
+		p.w[k] += lr * v
+	}
+	p.version++
+}
+
+// checkpoint is the on-disk form.
+type checkpoint struct {
+	Format  string             `json:"format"`
+	Version int                `json:"version"`
+	Seed    int64              `json:"seed"`
+	Weights map[string]float64 `json:"weights"`
+}
+
+// Save writes the weights to path atomically.
+func (p *Policy) Save(path string) error {
+	p.mu.RLock()
+	c := checkpoint{Format: "otcurate-builtin-policy/1", Version: p.version, Seed: p.seed, Weights: p.w}
+	b, err := json.MarshalIndent(c, "", " ")
+	p.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads a checkpoint written by Save.
+func Load(path string) (*Policy, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c checkpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.Format != "otcurate-builtin-policy/1" {
+		return nil, fmt.Errorf("%s: not a built-in policy checkpoint (format %q)", path, c.Format)
+	}
+	if c.Weights == nil {
+		c.Weights = map[string]float64{}
+	}
+	return &Policy{seed: c.Seed, w: c.Weights, version: c.Version}, nil
+}
+
+// Weights returns the non-zero weights, sorted by key (for reports).
+func (p *Policy) Weights() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out []string
+	for k, v := range p.w {
+		if v != 0 {
+			out = append(out, fmt.Sprintf("%s=%.4g", k, v))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Describe explains a completion's tokens (for traces and debugging).
+func Describe(content string) string {
+	id := actionID(content)
+	return strings.TrimSpace(id)
+}

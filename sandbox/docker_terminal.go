@@ -1,0 +1,79 @@
+package sandbox
+
+import (
+	"context"
+	"sync"
+
+	"github.com/moby/moby/client"
+)
+
+// dockerTerminal is an exec with a TTY, attached for reading and writing.
+type dockerTerminal struct {
+	s      *dockerSandbox
+	att    client.HijackedResponse
+	marker string
+	user   string
+
+	once sync.Once
+}
+
+// OpenTerminal starts spec.Cmd on a TTY inside the container. Its
+// processes carry an exec marker, so Close kills all of them, including
+// what the agent left running in the background.
+func (s *dockerSandbox) OpenTerminal(ctx context.Context, spec TerminalSpec) (Terminal, error) {
+	if s.isStopped() {
+		return nil, errSandboxStopped
+	}
+	if spec.Cols <= 0 {
+		spec.Cols = 160
+	}
+	if spec.Rows <= 0 {
+		spec.Rows = 40
+	}
+	if len(spec.Cmd) == 0 {
+		spec.Cmd = []string{"bash", "--noediting", "--noprofile", "--norc", "-i"}
+	}
+	marker := newMarker()
+	size := client.ConsoleSize{Height: uint(spec.Rows), Width: uint(spec.Cols)}
+	created, err := s.d.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
+		User:         spec.User,
+		WorkingDir:   spec.Workdir,
+		Env:          append(envList(spec.Env), execMarkerVar+"="+marker),
+		Cmd:          spec.Cmd,
+		TTY:          true,
+		ConsoleSize:  size,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+	})
+	if err != nil {
+		return nil, s.execError(ctx, "terminal create", err)
+	}
+	att, err := s.d.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{TTY: true, ConsoleSize: size})
+	if err != nil {
+		return nil, s.execError(ctx, "terminal attach", err)
+	}
+	t := &dockerTerminal{s: s, att: att.HijackedResponse, marker: marker, user: spec.User}
+	s.mu.Lock()
+	s.terminals = append(s.terminals, t)
+	s.mu.Unlock()
+	return t, nil
+}
+
+// Read returns terminal output (a TTY has a single raw stream).
+func (t *dockerTerminal) Read(p []byte) (int, error) { return t.att.Reader.Read(p) }
+
+// Write sends keystrokes.
+func (t *dockerTerminal) Write(p []byte) (int, error) { return t.att.Conn.Write(p) }
+
+// Close kills the terminal's processes and closes the stream. It is
+// idempotent.
+func (t *dockerTerminal) Close() error {
+	t.once.Do(func() {
+		t.att.Close()
+		if !t.s.isStopped() {
+			t.s.killExec(context.Background(), t.marker, t.user)
+		}
+	})
+	return nil
+}
