@@ -308,3 +308,29 @@ func (t *Trajectory) Transcript() string {
 	}
 	return b.String()
 }
+
+// Attempt is one scored episode.
+type Attempt struct {
+	Result     trial.Result
+	Trajectory *Trajectory // nil when the sandbox never got to the agent (build or start defect)
+}
+
+// Reward is the verifier's reward, 0 when it gave none.
+func (a Attempt) Reward() float64 {
+	if a.Result.Reward == nil {
+		return 0
+	}
+	return *a.Result.Reward
+}
+
+// RunAttempt plays one episode of h on t in a fresh sandbox and scores it
+// with the task's verifier. The error is reserved for cancellation.
+func RunAttempt(ctx context.Context, r *trial.Runner, t *trial.Task, h *Harness, labels map[string]string) (Attempt, error) {
+	res, err := r.Run(ctx, t, trial.Options{Actor: h, Repeats: 1, Labels: labels})
+	if err != nil {
+		return Attempt{}, err
+	}
+	a := Attempt{Result: res[0]}
+	a.Trajectory, _ = res[0].Trajectory.(*Trajectory)
+	return a, nil
+}

@@ -101,6 +101,11 @@ var errShellExited = errors.New("the shell exited")
 // Wait waits until at least want prompts have been printed since the last
 // Take, the stream ends, or max passes.
 func (s *Shell) Wait(ctx context.Context, want int, max time.Duration) error {
+	return s.waitFor(ctx, want, max)
+}
+
+// waitFor waits until the prompt count since the last Take reaches want.
+func (s *Shell) waitFor(ctx context.Context, want int, max time.Duration) error {
 	deadline := time.NewTimer(max)
 	defer deadline.Stop()
 	for {
@@ -110,7 +115,7 @@ func (s *Shell) Wait(ctx context.Context, want int, max time.Duration) error {
 		if closed != nil {
 			return closed
 		}
-		if want > 0 && got >= want {
+		if want >= 0 && got >= want {
 			return nil
 		}
 		select {
@@ -142,16 +147,22 @@ func (s *Shell) Take() string {
 // when the shell prints as many prompts as the keystrokes hold Enter
 // presses (each line, even a heredoc line, ends with a PS1 or PS2 prompt).
 func (s *Shell) Send(ctx context.Context, keys []byte, max time.Duration) error {
+	want := strings.Count(string(keys), "\n") + strings.Count(string(keys), "\r")
+	if len(keys) == 1 && keys[0] == 0x03 { // Ctrl-C: bash prints a fresh prompt
+		want = 1
+	}
+	s.mu.Lock()
+	base := s.prompts
+	s.mu.Unlock()
 	if len(keys) > 0 {
 		if _, err := s.term.Write(keys); err != nil {
 			return err
 		}
 	}
-	want := strings.Count(string(keys), "\n") + strings.Count(string(keys), "\r")
-	if len(keys) == 1 && keys[0] == 0x03 { // Ctrl-C: bash prints a fresh prompt
-		want = 1
+	if want == 0 {
+		return s.waitFor(ctx, -1, max)
 	}
-	return s.Wait(ctx, want, max)
+	return s.waitFor(ctx, base+want, max)
 }
 
 // Close ends the shell and everything it started.

@@ -92,6 +92,7 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 		newInspectCmd(g),
 		newGenPoolCmd(g),
 		newRunCmd(g),
+		newTracesCmd(g),
 		newSandboxCmd(g),
 	)
 	return root

@@ -1,0 +1,145 @@
+package builtin
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/otcurate/otcurate/policy"
+)
+
+func firstPrompt(instr string) []policy.Message {
+	return []policy.Message{{Role: policy.RoleUser, Content: "You are an AI assistant...\n\nTask Description:\n" + instr + "\n\nCurrent terminal state:\nroot@sandbox:/app# "}}
+}
+
+func TestCandidates(t *testing.T) {
+	cases := []struct {
+		instr string
+		want  map[string][]string
+	}{
+		{"Count the number of lines in `/app/data/logs/app.log` and write only that number to `/output/result.txt`.",
+			map[string][]string{slotIn: {"/app/data/logs/app.log", "/output/result.txt"}, slotOut: {"/app/data/logs/app.log", "/output/result.txt"}}},
+		{"Count the `.py` files in `/app/data/project` and all of its subdirectories, and write the count to `/output/result.txt`.",
+			map[string][]string{slotExt: {"py"}, slotDir: {"/app/data/project"}}},
+		{"Write the first 7 lines of `/app/data/x.txt` to `/output/result.txt`.", map[string][]string{slotN: {"7"}}},
+		{"List the three biggest files.", map[string][]string{slotN: {"3"}}},
+		{"`/app/data/users.csv` is a comma-separated file with a header line `id,name,email,city`. Write the values of the `email` column.",
+			map[string][]string{slotCol: {"3"}, slotPat: {"email"}}},
+		{"List the distinct values of the `city` column (4th field) of `/app/data/u.csv`.", map[string][]string{slotCol: {"4"}}},
+		{"Replace every occurrence of `foo` with `bar` in `/app/data/a.txt`.", map[string][]string{slotOld: {"foo", "bar"}}},
+	}
+	for _, c := range cases {
+		s := parseState(firstPrompt(c.instr))
+		for kind, want := range c.want {
+			var got []string
+			for _, cd := range s.cands[kind] {
+				got = append(got, cd.Text)
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("%q: %s candidates %q, want %q", c.instr, kind, got, want)
+			}
+		}
+	}
+}
+
+// TestGreedyColdStart: the cold-start prior reads plain instructions right.
+func TestGreedyColdStart(t *testing.T) {
+	cases := []struct{ instr, cmd string }{
+		{"Count the number of lines in `/app/data/app.log` and write only that number to `/output/result.txt`.", "wc -l < /app/data/app.log > /output/result.txt"},
+		{"Write the last 5 lines of `/app/data/app.log` to `/output/result.txt`.", "tail -n 5 /app/data/app.log > /output/result.txt"},
+		{"Convert all letters in `/app/data/a.txt` to upper case and write the result to `/output/result.txt`.", "tr '[:lower:]' '[:upper:]' < /app/data/a.txt > /output/result.txt"},
+	}
+	p := New(1)
+	for _, c := range cases {
+		comp, err := p.Complete(context.Background(), policy.Request{Messages: firstPrompt(c.instr)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(comp.Content, `"keystrokes":"`+c.cmd+`\n"`) {
+			t.Errorf("%q:\n got %s\nwant keystrokes %q", c.instr, comp.Content, c.cmd)
+		}
+	}
+}
+
+// TestDeterministicAndReplayable: the same request samples the same reply,
+// LogProb replays the reported log-probabilities exactly, and its gradient
+// matches finite differences.
+func TestDeterministicAndReplayable(t *testing.T) {
+	p := New(7)
+	msgs := firstPrompt("Replace every occurrence of `foo` with `bar` in `/app/data/a.txt` and write the result to `/output/b.txt`.")
+	req := policy.Request{Messages: msgs, Sampling: policy.Sampling{Temperature: 1}, SessionID: "s1"}
+	a, _ := p.Complete(context.Background(), req)
+	b, _ := p.Complete(context.Background(), req)
+	if a.Content != b.Content || len(a.TokenIDs) == 0 || len(a.TokenIDs) != len(a.Logprobs) {
+		t.Fatalf("not deterministic or malformed: %+v vs %+v", a, b)
+	}
+	var sum float64
+	for _, lp := range a.Logprobs {
+		sum += lp
+	}
+	grad := Grad{}
+	lp, err := p.LogProb(msgs, a.TokenIDs, 1, grad, 1)
+	if err != nil || math.Abs(lp-sum) > 1e-9 {
+		t.Fatalf("replay %g (%v), sampled %g", lp, err, sum)
+	}
+	// Finite differences on every feature the gradient touches.
+	const h = 1e-5
+	for k, g := range grad {
+		old := p.w[k]
+		p.w[k] = old + h
+		up, _ := p.LogProb(msgs, a.TokenIDs, 1, nil, 0)
+		p.w[k] = old - h
+		down, _ := p.LogProb(msgs, a.TokenIDs, 1, nil, 0)
+		p.w[k] = old
+		if fd := (up - down) / (2 * h); math.Abs(fd-g) > 1e-5 {
+			t.Errorf("feature %s: gradient %g, finite difference %g", k, g, fd)
+		}
+	}
+	// Different sessions draw differently somewhere.
+	differs := false
+	for i := 0; i < 20 && !differs; i++ {
+		c, _ := p.Complete(context.Background(), policy.Request{Messages: msgs, Sampling: policy.Sampling{Temperature: 1}, SessionID: string(rune('a' + i))})
+		differs = c.Content != a.Content
+	}
+	if !differs {
+		t.Error("20 sessions sampled the same reply at temperature 1")
+	}
+	// A gradient step on the sampled action makes it more likely.
+	p.Update(grad, 0.5)
+	after, _ := p.LogProb(msgs, a.TokenIDs, 1, nil, 0)
+	if after <= lp {
+		t.Errorf("log-probability %g after a step along its gradient, %g before", after, lp)
+	}
+	if p.Version() != 1 {
+		t.Errorf("version %d", p.Version())
+	}
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	p := New(3)
+	p.Update(Grad{"t:wc_lines|w=count": 2}, 0.5)
+	path := t.TempDir() + "/policy.json"
+	if err := p.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.Weights(), ",") != strings.Join(q.Weights(), ",") || q.Version() != 1 {
+		t.Fatalf("weights differ after a round trip")
+	}
+}
+
+// TestEpisodeFlow: after acting the prior completes, and confirms.
+func TestEpisodeFlow(t *testing.T) {
+	p := New(1)
+	msgs := firstPrompt("Count the number of lines in `/app/data/app.log` and write it to `/output/result.txt`.")
+	c1, _ := p.Complete(context.Background(), policy.Request{Messages: msgs})
+	msgs = append(msgs, policy.Message{Role: policy.RoleAssistant, Content: c1.Content}, policy.Message{Role: policy.RoleUser, Content: "New Terminal Output:\nroot@sandbox:/app# "})
+	c2, _ := p.Complete(context.Background(), policy.Request{Messages: msgs})
+	if !strings.Contains(c2.Content, `"task_complete":true`) {
+		t.Errorf("after acting: %s", c2.Content)
+	}
+}

@@ -1,0 +1,209 @@
+// Package traces exports SFT data: a teacher policy runs over a task set
+// through the agent harness, and the trajectories the verifier scores as
+// solved become chat-format training rows.
+package traces
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/sourcegraph/conc/stream"
+
+	"github.com/otcurate/otcurate/agent"
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/policy"
+	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/trial"
+)
+
+// Message is one chat message of a row.
+type Message struct {
+	Role    string `parquet:"role"`
+	Content string `parquet:"content"`
+}
+
+// Row is one exported trajectory: the usual `conversations` shape
+// (a list of {role, content}, starting with the user prompt and ending
+// with the assistant's last reply), with the task path and the reward.
+type Row struct {
+	Task          string    `parquet:"task"`
+	Conversations []Message `parquet:"conversations,list"`
+	Reward        float64   `parquet:"reward"`
+	Agent         string    `parquet:"agent"`
+	Model         string    `parquet:"model"`
+	Episode       string    `parquet:"episode"`
+	Turns         int32     `parquet:"turns"`
+	End           string    `parquet:"end"`
+}
+
+// Options configure an export.
+type Options struct {
+	Source  pool.Source
+	Runner  *trial.Runner
+	Policy  policy.Policy
+	Harness agent.Config
+	Limits  bundle.Limits
+	Labels  map[string]string
+	Output  string // parquet file
+	// Attempts per task (default 4); PerTask caps the rows per task
+	// (default 1): attempts stop once that many succeeded.
+	Attempts int
+	PerTask  int
+	// MinReward is the reward a trajectory needs to be exported (default 1).
+	MinReward float64
+	Workers   int // tasks in flight (default 2)
+	Logger    *slog.Logger
+}
+
+// Stats count what an export did.
+type Stats struct {
+	Tasks        int `json:"tasks"`
+	Unloadable   int `json:"unloadable"`
+	Attempts     int `json:"attempts"`
+	Solved       int `json:"solved"`
+	InfraFailed  int `json:"infra_failed"`
+	TaskDefects  int `json:"task_defects"`
+	Exported     int `json:"exported"`
+	TasksWithRow int `json:"tasks_with_row"`
+}
+
+// Export runs the teacher and writes the solved trajectories.
+func Export(ctx context.Context, o Options) (Stats, error) {
+	if o.Attempts <= 0 {
+		o.Attempts = 4
+	}
+	if o.PerTask <= 0 {
+		o.PerTask = 1
+	}
+	if o.MinReward == 0 {
+		o.MinReward = 1
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var st Stats
+	if err := os.MkdirAll(filepath.Dir(o.Output), 0o755); err != nil {
+		return st, err
+	}
+	tmp := o.Output + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return st, err
+	}
+	w := parquet.NewGenericWriter[Row](f, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.MaxRowsPerRowGroup(1000), parquet.CreatedBy("otcurate", "0.1.0", "dev"))
+	var writeErr error
+	var mu sync.Mutex
+
+	s := stream.New().WithMaxGoroutines(o.Workers)
+	eachErr := o.Source.Each(ctx, nil, func(rec pool.Record) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.Go(func() stream.Callback {
+			rows, ts := o.task(ctx, rec, log)
+			return func() {
+				mu.Lock()
+				defer mu.Unlock()
+				st.add(ts)
+				if writeErr == nil && len(rows) > 0 {
+					_, writeErr = w.Write(rows)
+				}
+			}
+		})
+		return nil
+	})
+	s.Wait()
+	err = errors.Join(eachErr, writeErr, ctx.Err())
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return st, err
+	}
+	return st, os.Rename(tmp, o.Output)
+}
+
+func (s *Stats) add(t Stats) {
+	s.Tasks += t.Tasks
+	s.Unloadable += t.Unloadable
+	s.Attempts += t.Attempts
+	s.Solved += t.Solved
+	s.InfraFailed += t.InfraFailed
+	s.TaskDefects += t.TaskDefects
+	s.Exported += t.Exported
+	s.TasksWithRow += t.TasksWithRow
+}
+
+// task runs the attempts of one task.
+func (o Options) task(ctx context.Context, rec pool.Record, log *slog.Logger) ([]Row, Stats) {
+	st := Stats{Tasks: 1}
+	if rec.Err != nil {
+		st.Unloadable++
+		log.Warn("task unreadable", "task", rec.Path, "err", rec.Err)
+		return nil, st
+	}
+	t, err := trial.LoadTask(rec.Path, rec.Blob, o.Limits)
+	if err != nil {
+		st.Unloadable++
+		log.Warn("task invalid", "task", rec.Path, "err", err)
+		return nil, st
+	}
+	var rows []Row
+	for i := 0; i < o.Attempts && len(rows) < o.PerTask; i++ {
+		episode := fmt.Sprintf("%s#%d", t.Path, i)
+		h := &agent.Harness{Policy: o.Policy, Config: o.Harness, Session: episode}
+		a, err := agent.RunAttempt(ctx, o.Runner, t, h, o.Labels)
+		if err != nil {
+			return rows, st // cancelled
+		}
+		st.Attempts++
+		switch {
+		case a.Result.Outcome.IsInfra():
+			st.InfraFailed++
+			continue
+		case a.Result.Outcome != trial.Scored:
+			st.TaskDefects++
+			log.Warn("task defect during traces", "task", t.Path, "outcome", a.Result.Outcome, "detail", a.Result.Detail)
+			return rows, st
+		}
+		if a.Reward() < o.MinReward || a.Trajectory == nil {
+			continue
+		}
+		st.Solved++
+		tr := a.Trajectory
+		row := Row{Task: t.Path, Reward: a.Reward(), Agent: o.Policy.Name(), Episode: episode,
+			Turns: int32(len(tr.Turns)), End: string(tr.End)}
+		if n := len(tr.Turns); n > 0 {
+			row.Model = tr.Turns[n-1].Completion.Model
+		}
+		msgs := tr.Messages
+		for len(msgs) > 0 && msgs[len(msgs)-1].Role != policy.RoleAssistant {
+			msgs = msgs[:len(msgs)-1] // an SFT row ends with the assistant's reply
+		}
+		for _, m := range msgs {
+			row.Conversations = append(row.Conversations, Message{Role: m.Role, Content: m.Content})
+		}
+		rows = append(rows, row)
+	}
+	st.Exported = len(rows)
+	if len(rows) > 0 {
+		st.TasksWithRow = 1
+	}
+	return rows, st
+}
