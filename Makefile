@@ -46,6 +46,7 @@ demo: setup build
 bench: setup build
 	$(GO) run ./bench/validate
 	scripts/bench-sandbox.sh
+	scripts/bench-harness.sh
 
 clean:
 	rm -rf bin out

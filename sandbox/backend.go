@@ -108,7 +108,8 @@ type TerminalSpec struct {
 
 // Terminal is the pseudo-terminal of an interactive process: writes are
 // keystrokes, reads are what the terminal shows (raw bytes, echo
-// included). Close ends the process and everything it started.
+// included). Close hangs up (the shell exits; background processes it
+// started live on until the sandbox stops).
 type Terminal interface {
 	io.ReadWriteCloser
 }

@@ -9,10 +9,7 @@ import (
 
 // dockerTerminal is an exec with a TTY, attached for reading and writing.
 type dockerTerminal struct {
-	s      *dockerSandbox
-	att    client.HijackedResponse
-	marker string
-	user   string
+	att client.HijackedResponse
 
 	once sync.Once
 }
@@ -53,7 +50,7 @@ func (s *dockerSandbox) OpenTerminal(ctx context.Context, spec TerminalSpec) (Te
 	if err != nil {
 		return nil, s.execError(ctx, "terminal attach", err)
 	}
-	t := &dockerTerminal{s: s, att: att.HijackedResponse, marker: marker, user: spec.User}
+	t := &dockerTerminal{att: att.HijackedResponse}
 	s.mu.Lock()
 	s.terminals = append(s.terminals, t)
 	s.mu.Unlock()
@@ -66,14 +63,11 @@ func (t *dockerTerminal) Read(p []byte) (int, error) { return t.att.Reader.Read(
 // Write sends keystrokes.
 func (t *dockerTerminal) Write(p []byte) (int, error) { return t.att.Conn.Write(p) }
 
-// Close kills the terminal's processes and closes the stream. It is
-// idempotent.
+// Close closes the stream: the shell gets a hangup and exits. Processes
+// it started in the background keep running, as they do in the reference
+// harness's tmux session while the verifier runs; Stop ends them with the
+// sandbox. Close is idempotent.
 func (t *dockerTerminal) Close() error {
-	t.once.Do(func() {
-		t.att.Close()
-		if !t.s.isStopped() {
-			t.s.killExec(context.Background(), t.marker, t.user)
-		}
-	})
+	t.once.Do(func() { t.att.Close() })
 	return nil
 }
