@@ -93,6 +93,7 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 		newGenPoolCmd(g),
 		newRunCmd(g),
 		newTracesCmd(g),
+		newTrainCmd(g),
 		newSandboxCmd(g),
 	)
 	return root

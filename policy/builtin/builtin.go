@@ -291,6 +291,19 @@ func Load(path string) (*Policy, error) {
 	return &Policy{seed: c.Seed, w: c.Weights, version: c.Version}, nil
 }
 
+// Restore replaces the weights and version with a checkpoint's (the
+// policy object stays the same, so harnesses holding it see the change).
+func (p *Policy) Restore(path string) error {
+	q, err := Load(path)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.w, p.version, p.seed = q.w, q.version, q.seed
+	return nil
+}
+
 // Weights returns the non-zero weights, sorted by key (for reports).
 func (p *Policy) Weights() []string {
 	p.mu.RLock()

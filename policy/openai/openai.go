@@ -40,6 +40,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/otcurate/otcurate/policy"
@@ -129,7 +130,8 @@ func ConfigFromEnv(cfg Config) Config {
 type Client struct {
 	endpoint       string
 	apiKey         string
-	model          string
+	modelMu        sync.RWMutex
+	model          string        // the served model name; SetModel changes it
 	sem            chan struct{} // nil: no concurrency limit
 	maxRetries     int
 	backoffInitial time.Duration
@@ -235,7 +237,48 @@ func defaultHTTPClient(concurrency int) *http.Client {
 }
 
 // Name identifies the policy in records: "openai:" followed by the model.
-func (c *Client) Name() string { return "openai:" + c.model }
+func (c *Client) Name() string { return "openai:" + c.currentModel() }
+
+func (c *Client) currentModel() string {
+	c.modelMu.RLock()
+	defer c.modelMu.RUnlock()
+	return c.model
+}
+
+// SetModel switches the served model name later requests use (a new
+// policy version published by a learner).
+func (c *Client) SetModel(name string) {
+	c.modelMu.Lock()
+	defer c.modelMu.Unlock()
+	c.model = name
+}
+
+// LoadLoRA asks a vLLM server to load a LoRA adapter under name
+// (POST {BaseURL}/load_lora_adapter; the server needs --enable-lora and
+// VLLM_ALLOW_RUNTIME_LORA_UPDATING=True). Requests then use it through
+// SetModel(name).
+func (c *Client) LoadLoRA(ctx context.Context, name, path string) error {
+	body, _ := json.Marshal(map[string]string{"lora_name": name, "lora_path": path})
+	url := strings.TrimSuffix(c.endpoint, "/chat/completions") + "/load_lora_adapter"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("load_lora_adapter: %w", err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("load_lora_adapter %s: HTTP %d: %s", name, resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
 
 // APIError is a non-2xx answer of the server. Complete returns it wrapped
 // (possibly inside a *policy.Unavailable or together with
@@ -301,7 +344,7 @@ func (c *Client) requestBody(req policy.Request) ([]byte, error) {
 		b[k] = v
 	}
 	s := req.Sampling
-	b["model"] = c.model
+	b["model"] = c.currentModel()
 	b["messages"] = req.Messages
 	b["n"] = 1
 	b["temperature"] = s.Temperature
@@ -399,7 +442,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, sessionID string) out
 		return outcome{kind: outcomeRetry, status: resp.StatusCode, err: err, retryAfter: -1}
 	}
 	if comp.Model == "" {
-		comp.Model = c.model
+		comp.Model = c.currentModel()
 	}
 	return outcome{kind: outcomeOK, completion: comp, status: resp.StatusCode}
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otcurate/otcurate/policy/builtin"
+	"github.com/otcurate/otcurate/policy/openai"
+	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/reports"
+	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/train"
+	"github.com/otcurate/otcurate/trial"
+)
+
+type trainOptions struct {
+	data, eval, runDir, dockerURL string
+	groupSize, batchTasks, steps  int
+	minGroup, evalEvery, epochs   int
+	rollouts                      int
+	lr, clip, gradClip            float64
+	resume                        bool
+	learnerDir                    string
+	learnerTimeout                time.Duration
+	pol                           policyOptions
+}
+
+func newTrainCmd(g *globals) *cobra.Command {
+	o := &trainOptions{}
+	cmd := &cobra.Command{
+		Use:     "train --data FILE --run-dir DIR",
+		GroupID: "curate",
+		Short:   "RLOO (rloo_n) on a curated set, in sandboxes, scored by the verifiers",
+		Long: `train runs on-policy RLOO on a task set. Each step samples --batch-tasks tasks (seeded
+epochs without replacement), rolls out --group-size attempts per task through the terminus-2
+harness in fresh sandboxes, scores them with the task's verifier, computes rloo_n advantages
+(leave-one-out baseline over the group; infrastructure failures and broken tasks excluded
+from the baseline with advantage 0; zero-variance groups and groups with fewer than
+--min-group usable samples get 0; truncated episodes — turn cap, agent timeout, context —
+keep the verifier's reward, the reference recipe's "passthrough") and updates the policy.
+
+--policy builtin updates the built-in policy in process (action-mean PPO-clip loss,
+--ppo-epochs passes, a checkpoint every step). --policy openai writes each step's experience
+for an external learner and waits for it to publish the next policy version (see
+integrations/learner/README.md).
+
+RUN_DIR gets metrics.jsonl (one line per step), eval.jsonl (greedy held-out pass rate before,
+every --eval-every steps and after, with --eval), checkpoints/, state.json and report.html.
+--resume continues an interrupted run from its last checkpoint; with the built-in policy and
+the same seed, the following steps' results are those of an uninterrupted run.`,
+		Example: `  otcurate train --data out/rl.parquet --eval out/heldout.parquet --run-dir out/train \
+      --group-size 8 --batch-tasks 8 --steps 20 --lr 0.5 --seed 1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runTrain(cmd, g, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.data, "data", "", "task set to train on (parquet, shards or task directories)")
+	f.StringVar(&o.eval, "eval", "", "held-out task set for greedy evaluation")
+	f.StringVar(&o.runDir, "run-dir", "", "run directory")
+	f.IntVar(&o.groupSize, "group-size", 8, "attempts per task (K)")
+	f.IntVar(&o.batchTasks, "batch-tasks", 8, "tasks per step (B)")
+	f.IntVar(&o.steps, "steps", 10, "steps (S)")
+	f.IntVar(&o.minGroup, "min-group", 0, "rloo_n minimum usable group size (default min(4, K))")
+	f.IntVar(&o.rollouts, "rollouts", 8, "rollouts (sandboxes) in flight at once")
+	f.IntVar(&o.evalEvery, "eval-every", 0, "also evaluate every N steps")
+	f.IntVar(&o.epochs, "ppo-epochs", 1, "passes over each batch (built-in policy)")
+	f.Float64Var(&o.lr, "lr", 0.5, "learning rate (0 = the control arm: roll out and score, never change the policy)")
+	f.Float64Var(&o.clip, "clip", 0.2, "PPO clip ε")
+	f.Float64Var(&o.gradClip, "grad-clip", 0, "max gradient norm (0 = none)")
+	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
+	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
+	f.DurationVar(&o.learnerTimeout, "learner-timeout", 2*time.Hour, "openai policy: how long to wait for the learner's next version")
+	f.StringVar(&o.dockerURL, "docker-host", "", "Docker engine endpoint")
+	o.pol.addFlags(f, 1)
+	_ = cmd.MarkFlagRequired("data")
+	_ = cmd.MarkFlagRequired("run-dir")
+	return cmd
+}
+
+func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
+	if o.pol.temperature <= 0 {
+		return usageErr(fmt.Errorf("train samples: --temperature must be > 0"))
+	}
+	p, err := o.pol.build()
+	if err != nil {
+		return err
+	}
+	var learner train.Learner
+	switch bp := p.(type) {
+	case *builtin.Policy:
+		learner = &train.Builtin{Policy: bp, LR: o.lr, Clip: o.clip, Epochs: o.epochs, Temperature: o.pol.temperature, GradClip: o.gradClip}
+	case *openai.Client:
+		dir := o.learnerDir
+		if dir == "" {
+			dir = filepath.Join(o.runDir, "learner")
+		}
+		learner = &train.External{Dir: dir, Policy: bp, Model: o.pol.model, Timeout: o.learnerTimeout}
+	default:
+		return usageErr(fmt.Errorf("--policy %s cannot be trained", o.pol.kind))
+	}
+	data, err := pool.Open(o.data)
+	if err != nil {
+		return err
+	}
+	var eval pool.Source
+	if o.eval != "" {
+		if eval, err = pool.Open(o.eval); err != nil {
+			return err
+		}
+	}
+	runID := newRunID()
+	backend, err := openSandbox(cmd, g, o.dockerURL, runID)
+	if err != nil {
+		return err
+	}
+	defer backend.Close()
+	id, err := o.pol.identity()
+	if err != nil {
+		return err
+	}
+	fp := fmt.Sprintf("train/v1 data=%s policy=%s K=%d B=%d seed=%d lr=%g clip=%g epochs=%d T=%g turns=%d min_group=%d",
+		filepath.Base(o.data), id, o.groupSize, o.batchTasks, o.pol.seed, o.lr, o.clip, o.epochs, o.pol.temperature, o.pol.maxTurns, o.minGroup)
+	_, err = train.Run(cmd.Context(), train.Options{
+		Data: data, Eval: eval, Runner: &trial.Runner{Backend: backend, Logger: g.logger},
+		Labels: map[string]string{sandbox.LabelRun: runID}, Limits: g.limits(), Policy: p, Learner: learner,
+		Harness: o.pol.harnessConfig(), GroupSize: o.groupSize, BatchTasks: o.batchTasks, Steps: o.steps,
+		Seed: o.pol.seed, MinGroup: o.minGroup, EvalEvery: o.evalEvery, Workers: o.rollouts, RunDir: o.runDir,
+		Resume: o.resume, Logger: g.logger, Fingerprint: fp,
+	})
+	if rerr := reports.WriteTrainReport(o.runDir); rerr != nil {
+		g.logger.Warn("cannot write the training report", "err", rerr)
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(o.runDir, "report.html"))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = os.Stat(filepath.Join(o.runDir, "metrics.jsonl"))
+	return err
+}

@@ -1,0 +1,155 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/otcurate/otcurate/policy"
+	"github.com/otcurate/otcurate/policy/builtin"
+)
+
+// Learner turns a step's scored samples into a new policy version.
+type Learner interface {
+	// Version names the policy the next rollouts use.
+	Version() string
+	// Update learns from a step's samples (advantages set).
+	Update(ctx context.Context, step int, samples []Sample) (UpdateStats, error)
+	// Save writes a checkpoint at path (the learner picks the extension);
+	// Restore loads it back into the live policy.
+	Save(path string) error
+	Restore(path string) error
+}
+
+// UpdateStats describe an update.
+type UpdateStats struct {
+	LogprobGap float64 // mean |behaviour − recomputed| log-probability per action, before the update
+	GradNorm   float64
+	Clipped    int
+	VersionLag int
+}
+
+// Builtin updates the built-in policy in process: a policy-gradient step
+// on its log-linear weights with the action-mean PPO-clip loss
+//
+//	L = −(1/N) Σ_actions min(ρ·A, clip(ρ, 1−ε, 1+ε)·A),  ρ = π(a|s)/π_behaviour(a|s),
+//
+// N the number of actions (turns) of the samples that carry signal (zero-
+// advantage samples do not dilute it), A the sample's rloo_n advantage,
+// π_behaviour the log-probabilities recorded at sampling time. With one
+// epoch ρ = 1 and this is REINFORCE with a leave-one-out baseline; Epochs
+// > 1 re-uses the batch and the clip bounds the drift.
+type Builtin struct {
+	Policy      *builtin.Policy
+	LR          float64
+	Clip        float64 // ε; default 0.2
+	Epochs      int     // default 1
+	Temperature float64 // the rollout temperature (> 0)
+	GradClip    float64 // max gradient L2 norm; 0 = none
+}
+
+var _ Learner = (*Builtin)(nil)
+
+// Version is the policy's update count.
+func (b *Builtin) Version() string { return strconv.Itoa(b.Policy.Version()) }
+
+// Save writes the weights as JSON.
+func (b *Builtin) Save(path string) error { return b.Policy.Save(path + ".json") }
+
+// Restore loads weights written by Save.
+func (b *Builtin) Restore(path string) error { return b.Policy.Restore(path + ".json") }
+
+type action struct {
+	prefix    []policy.Message
+	tokens    []int
+	behaviour float64
+	adv       float64
+}
+
+// Update implements Learner.
+func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (UpdateStats, error) {
+	var st UpdateStats
+	if b.Temperature <= 0 {
+		return st, fmt.Errorf("the built-in learner needs a sampling temperature > 0 (got %g)", b.Temperature)
+	}
+	clip, epochs := b.Clip, b.Epochs
+	if clip <= 0 {
+		clip = 0.2
+	}
+	if epochs <= 0 {
+		epochs = 1
+	}
+	var acts []action
+	for _, s := range samples {
+		tr := s.Attempt.Trajectory
+		if !s.Included || s.Advantage == 0 || tr == nil {
+			continue
+		}
+		for i, turn := range tr.Turns {
+			at := 2*i + 1
+			if len(turn.Completion.TokenIDs) == 0 || at >= len(tr.Messages) || tr.Messages[at].Role != policy.RoleAssistant {
+				continue
+			}
+			var lp float64
+			for _, x := range turn.Completion.Logprobs {
+				lp += x
+			}
+			acts = append(acts, action{prefix: tr.Messages[:at], tokens: turn.Completion.TokenIDs, behaviour: lp, adv: s.Advantage})
+		}
+	}
+	if len(acts) == 0 {
+		b.Policy.Update(nil, 0) // a new version all the same: steps and versions stay aligned
+		return st, nil
+	}
+	n := float64(len(acts))
+	for e := 0; e < epochs; e++ {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		grad := builtin.Grad{}
+		var gap float64
+		for _, a := range acts {
+			lp, err := b.Policy.LogProb(a.prefix, a.tokens, b.Temperature, nil, 0)
+			if err != nil {
+				return st, err
+			}
+			gap += math.Abs(lp - a.behaviour)
+			ratio := math.Exp(math.Min(lp-a.behaviour, 20))
+			if (a.adv > 0 && ratio > 1+clip) || (a.adv < 0 && ratio < 1-clip) {
+				st.Clipped++
+				continue
+			}
+			if _, err := b.Policy.LogProb(a.prefix, a.tokens, b.Temperature, grad, a.adv*ratio/n); err != nil {
+				return st, err
+			}
+		}
+		if e == 0 {
+			st.LogprobGap = gap / n
+		}
+		norm := gradNorm(grad)
+		st.GradNorm = norm
+		lr := b.LR
+		if b.GradClip > 0 && norm > b.GradClip {
+			lr *= b.GradClip / norm
+		}
+		b.Policy.Update(grad, lr)
+	}
+	return st, nil
+}
+
+// gradNorm sums in key order, so the result (and any clipping it drives)
+// is bit-for-bit reproducible.
+func gradNorm(g builtin.Grad) float64 {
+	keys := make([]string, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var s float64
+	for _, k := range keys {
+		s += g[k] * g[k]
+	}
+	return math.Sqrt(s)
+}

@@ -1,0 +1,523 @@
+// Package train is otcurate's RL loop: RLOO (rloo_n) on a curated task
+// set, rolling a policy out through the agent harness in real sandboxes,
+// scoring every attempt with the task's verifier, and updating the policy
+// in process (the built-in policy) or through an external learner (a
+// served model, see Learner).
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/otcurate/otcurate/agent"
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/policy"
+	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/trial"
+)
+
+// Options configure a training run.
+type Options struct {
+	Data    pool.Source // the curated task set
+	Eval    pool.Source // held-out tasks for greedy evaluation (optional)
+	Runner  *trial.Runner
+	Labels  map[string]string
+	Limits  bundle.Limits
+	Policy  policy.Policy
+	Learner Learner
+	Harness agent.Config // its Sampling is the rollout sampling (temperature > 0)
+
+	GroupSize  int // K attempts per task; default 8
+	BatchTasks int // B tasks per step; default 8
+	Steps      int // S; default 10
+	Seed       int64
+	MinGroup   int // rloo_n minimum usable group size; default min(4, K)
+	EvalEvery  int // also evaluate every N steps (0: before and after only)
+	Workers    int // rollouts in flight; default 4
+	RunDir     string
+	Resume     bool
+	Logger     *slog.Logger
+	// Fingerprint describes the settings that must not change across a
+	// resume (checked against the run directory's state).
+	Fingerprint string
+	// OnStep is called after each step's metrics are written.
+	OnStep func(Metrics)
+}
+
+// Metrics are one step's numbers, one JSON line in RUN_DIR/metrics.jsonl.
+type Metrics struct {
+	Step              int     `json:"step"`
+	Tasks             int     `json:"tasks"`
+	Samples           int     `json:"samples"`
+	MeanReward        float64 `json:"mean_reward"`      // over scored samples
+	PassAt1           float64 `json:"pass_at_1"`        // share of scored samples with reward 1
+	PassAtK           float64 `json:"pass_at_k"`        // share of tasks with at least one success
+	ZeroVarianceShare float64 `json:"zero_variance_share"`
+	BelowMinShare     float64 `json:"below_min_share"`
+	InfraFailureRate  float64 `json:"infra_failure_rate"`
+	Excluded          int     `json:"excluded"`  // out of the baseline (infrastructure or a broken task)
+	Truncated         int     `json:"truncated"` // turn cap, timeout or context: the verifier's reward kept
+	Turns             int     `json:"turns"`
+	Tokens            int     `json:"tokens"`
+	MeanAbsAdvantage  float64 `json:"mean_abs_advantage"`
+	LogprobGap        float64 `json:"logprob_gap"` // mean |behaviour − learner| log-probability per action
+	GradNorm          float64 `json:"grad_norm"`
+	Clipped           int     `json:"clipped"` // actions whose PPO ratio was clipped
+	PolicyVersion     string  `json:"policy_version"`
+	PolicyVersionLag  int     `json:"policy_version_lag"`
+	RolloutSeconds    float64 `json:"rollout_seconds"`  // wall time of the rollout phase
+	SandboxSeconds    float64 `json:"sandbox_seconds"`  // summed build/start/verify/teardown time
+	VerifierSeconds   float64 `json:"verifier_seconds"` // summed test.sh time
+	ModelSeconds      float64 `json:"model_seconds"`    // summed policy time
+	UpdateSeconds     float64 `json:"update_seconds"`
+	StepSeconds       float64 `json:"step_seconds"`
+	OverheadShare     float64 `json:"overhead_share"` // (step − rollout phase) / step: the trainer's own share
+}
+
+// EvalResult is one held-out evaluation, a line in RUN_DIR/eval.jsonl.
+type EvalResult struct {
+	Step     int      `json:"step"`
+	Tasks    int      `json:"tasks"`
+	Scored   int      `json:"scored"`
+	Passed   int      `json:"passed"`
+	PassRate float64  `json:"pass_rate"`
+	Failed   []string `json:"failed,omitempty"` // tasks not scored (infrastructure)
+}
+
+// Sample is one rollout of a step.
+type Sample struct {
+	Task      string
+	Group     int // index of the task in the step
+	Index     int // attempt within the group
+	Attempt   agent.Attempt
+	Reward    float64
+	Included  bool   // in the baseline and the loss
+	Exclusion string // why not
+	Advantage float64
+}
+
+// state is RUN_DIR/state.json: the last completed step.
+type state struct {
+	Step        int    `json:"step"`
+	Checkpoint  string `json:"checkpoint"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+type task struct {
+	path string
+	t    *trial.Task
+}
+
+// Run trains. It returns the metrics of the steps it ran.
+func Run(ctx context.Context, o Options) ([]Metrics, error) {
+	o = o.withDefaults()
+	log := o.Logger
+	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
+		return nil, err
+	}
+	tasks, err := loadTasks(ctx, o.Data, o.Limits, log)
+	if err != nil {
+		return nil, err
+	}
+	if len(tasks) == 0 {
+		return nil, errors.New("train: the data set has no valid task")
+	}
+	var evalTasks []task
+	if o.Eval != nil {
+		if evalTasks, err = loadTasks(ctx, o.Eval, o.Limits, log); err != nil {
+			return nil, err
+		}
+	}
+
+	start := 0
+	st, err := readState(o.RunDir)
+	switch {
+	case err == nil && !o.Resume:
+		return nil, fmt.Errorf("train: %s already holds a run (step %d); pass --resume or use a new run directory", o.RunDir, st.Step)
+	case err == nil:
+		if st.Fingerprint != o.Fingerprint {
+			return nil, fmt.Errorf("train: cannot resume %s: its settings differ (%s, now %s)", o.RunDir, st.Fingerprint, o.Fingerprint)
+		}
+		if err := o.Learner.Restore(filepath.Join(o.RunDir, st.Checkpoint)); err != nil {
+			return nil, fmt.Errorf("train: resume: %w", err)
+		}
+		if err := truncateJSONL(filepath.Join(o.RunDir, "metrics.jsonl"), st.Step); err != nil {
+			return nil, err
+		}
+		if err := truncateJSONL(filepath.Join(o.RunDir, "eval.jsonl"), st.Step); err != nil {
+			return nil, err
+		}
+		start = st.Step
+		log.Info("resuming", "run_dir", o.RunDir, "after_step", start)
+	case errors.Is(err, os.ErrNotExist):
+		if err := checkpoint(o, 0); err != nil {
+			return nil, err
+		}
+		if len(evalTasks) > 0 {
+			if err := evaluate(ctx, o, evalTasks, 0); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, err
+	}
+
+	var out []Metrics
+	for step := start + 1; step <= o.Steps; step++ {
+		m, err := runStep(ctx, o, tasks, step)
+		if err != nil {
+			return out, err
+		}
+		if err := checkpoint(o, step); err != nil {
+			return out, err
+		}
+		if err := appendJSONL(filepath.Join(o.RunDir, "metrics.jsonl"), m); err != nil {
+			return out, err
+		}
+		if len(evalTasks) > 0 && (step == o.Steps || (o.EvalEvery > 0 && step%o.EvalEvery == 0)) {
+			if err := evaluate(ctx, o, evalTasks, step); err != nil {
+				return out, err
+			}
+		}
+		if err := writeState(o.RunDir, state{Step: step, Checkpoint: checkpointName(step), Fingerprint: o.Fingerprint}); err != nil {
+			return out, err
+		}
+		out = append(out, m)
+		log.Info("step", "step", step, "mean_reward", m.MeanReward, "pass_at_1", m.PassAt1,
+			"zero_variance", m.ZeroVarianceShare, "infra", m.InfraFailureRate, "seconds", m.StepSeconds)
+		if o.OnStep != nil {
+			o.OnStep(m)
+		}
+	}
+	return out, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.GroupSize <= 0 {
+		o.GroupSize = 8
+	}
+	if o.BatchTasks <= 0 {
+		o.BatchTasks = 8
+	}
+	if o.Steps <= 0 {
+		o.Steps = 10
+	}
+	if o.MinGroup <= 0 {
+		o.MinGroup = min(4, o.GroupSize)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// loadTasks decodes and validates every task of a set.
+func loadTasks(ctx context.Context, src pool.Source, lim bundle.Limits, log *slog.Logger) ([]task, error) {
+	var out []task
+	err := src.Each(ctx, nil, func(rec pool.Record) error {
+		if rec.Err != nil {
+			log.Warn("skipping an unreadable task", "task", rec.Path, "err", rec.Err)
+			return nil
+		}
+		t, err := trial.LoadTask(rec.Path, rec.Blob, lim)
+		if err != nil {
+			log.Warn("skipping an invalid task", "task", rec.Path, "err", err)
+			return nil
+		}
+		out = append(out, task{path: rec.Path, t: t})
+		return nil
+	})
+	return out, err
+}
+
+// batch returns the tasks of a step: epochs are seeded permutations of
+// the set, consumed B at a time (a pure function of seed and step, so a
+// resumed run samples what the uninterrupted one would).
+func batch(n, b int, seed int64, step int) []int {
+	out := make([]int, 0, b)
+	pos := (step - 1) * b
+	for len(out) < b && len(out) < n {
+		epoch, off := pos/n, pos%n
+		perm := rand.New(rand.NewPCG(uint64(seed), uint64(epoch)+1)).Perm(n)
+		out = append(out, perm[off])
+		pos++
+	}
+	return out
+}
+
+// runStep rolls out, scores, computes advantages and updates.
+func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, error) {
+	t0 := time.Now()
+	idx := batch(len(tasks), o.BatchTasks, o.Seed, step)
+	samples := make([]Sample, 0, len(idx)*o.GroupSize)
+	for g, ti := range idx {
+		for k := 0; k < o.GroupSize; k++ {
+			samples = append(samples, Sample{Task: tasks[ti].path, Group: g, Index: k})
+		}
+	}
+	version := o.Learner.Version()
+
+	// Rollouts, Workers at a time.
+	sem := make(chan struct{}, o.Workers)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var runErr error
+	for i := range samples {
+		s := &samples[i]
+		t := tasks[idx[s.Group]].t
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return Metrics{}, ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			h := &agent.Harness{Policy: o.Policy, Config: o.Harness,
+				Session: fmt.Sprintf("train/%d/%s/%d", step, s.Task, s.Index)}
+			a, err := agent.RunAttempt(ctx, o.Runner, t, h, o.Labels)
+			if err != nil {
+				mu.Lock()
+				runErr = err
+				mu.Unlock()
+				return
+			}
+			s.Attempt = a
+		}()
+	}
+	wg.Wait()
+	if runErr != nil {
+		return Metrics{}, runErr
+	}
+	rollout := time.Since(t0)
+
+	// Classify and score.
+	m := Metrics{Step: step, Tasks: len(idx), Samples: len(samples), PolicyVersion: version, RolloutSeconds: rollout.Seconds()}
+	rewards := make([]float64, len(samples))
+	included := make([]bool, len(samples))
+	groups := make([]int, len(samples))
+	solved := map[int]bool{}
+	var scored, passed, infra int
+	for i := range samples {
+		s := &samples[i]
+		r := s.Attempt.Result
+		groups[i] = s.Group
+		d := r.Durations
+		m.SandboxSeconds += d.Build + d.Start + d.Verify + d.Teardown
+		m.VerifierSeconds += d.Verifier
+		if tr := s.Attempt.Trajectory; tr != nil {
+			m.ModelSeconds += tr.ModelSeconds()
+			m.Turns += len(tr.Turns)
+			m.Tokens += tr.PromptTokens + tr.CompletionTokens
+			switch tr.End {
+			case agent.MaxTurns, agent.AgentTimeout, agent.ContextExceeded:
+				m.Truncated++ // passthrough: the verifier's reward stands
+			}
+		}
+		switch {
+		case r.Outcome.IsInfra():
+			infra++
+			s.Exclusion = string(r.Outcome)
+		case r.Outcome != trial.Scored:
+			s.Exclusion = "task_defect:" + string(r.Outcome)
+		default:
+			s.Included, s.Reward = true, *r.Reward
+			scored++
+			if s.Reward >= 1 {
+				passed++
+				solved[s.Group] = true
+			}
+			m.MeanReward += s.Reward
+		}
+		rewards[i], included[i] = s.Reward, s.Included
+	}
+	adv, gs := RLOON(rewards, included, groups, o.MinGroup)
+	for i := range samples {
+		samples[i].Advantage = adv[i]
+		m.MeanAbsAdvantage += math.Abs(adv[i])
+	}
+	if scored > 0 {
+		m.MeanReward /= float64(scored)
+		m.PassAt1 = float64(passed) / float64(scored)
+	}
+	m.MeanAbsAdvantage /= float64(len(samples))
+	m.PassAtK = float64(len(solved)) / float64(len(idx))
+	m.ZeroVarianceShare = float64(gs.ZeroVariance) / float64(gs.Groups)
+	m.BelowMinShare = float64(gs.BelowMin) / float64(gs.Groups)
+	m.Excluded = gs.Excluded
+	m.InfraFailureRate = float64(infra) / float64(len(samples))
+
+	// Update.
+	t1 := time.Now()
+	us, err := o.Learner.Update(ctx, step, samples)
+	if err != nil {
+		return m, fmt.Errorf("step %d: update: %w", step, err)
+	}
+	m.UpdateSeconds = time.Since(t1).Seconds()
+	m.LogprobGap, m.GradNorm, m.Clipped = us.LogprobGap, us.GradNorm, us.Clipped
+	m.PolicyVersionLag = us.VersionLag
+	m.StepSeconds = time.Since(t0).Seconds()
+	m.OverheadShare = (m.StepSeconds - m.RolloutSeconds) / m.StepSeconds
+	return m, nil
+}
+
+// evaluate plays one greedy episode per held-out task.
+func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
+	cfg := o.Harness
+	cfg.Sampling.Temperature = 0
+	res := EvalResult{Step: step, Tasks: len(tasks)}
+	var mu sync.Mutex
+	sem := make(chan struct{}, o.Workers)
+	var wg sync.WaitGroup
+	var runErr error
+	for _, tk := range tasks {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			h := &agent.Harness{Policy: o.Policy, Config: cfg, Session: "eval/" + tk.path}
+			a, err := agent.RunAttempt(ctx, o.Runner, tk.t, h, o.Labels)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				runErr = err
+			case a.Result.Outcome == trial.Scored:
+				res.Scored++
+				if a.Reward() >= 1 {
+					res.Passed++
+				}
+			default:
+				res.Failed = append(res.Failed, tk.path+": "+string(a.Result.Outcome))
+			}
+		}()
+	}
+	wg.Wait()
+	if runErr != nil {
+		return runErr
+	}
+	sort.Strings(res.Failed)
+	if res.Scored > 0 {
+		res.PassRate = float64(res.Passed) / float64(res.Scored)
+	}
+	o.Logger.Info("held-out evaluation", "step", step, "pass_rate", res.PassRate, "scored", res.Scored, "tasks", res.Tasks)
+	return appendJSONL(filepath.Join(o.RunDir, "eval.jsonl"), res)
+}
+
+func checkpointName(step int) string { return fmt.Sprintf("checkpoints/step-%05d", step) }
+
+func checkpoint(o Options, step int) error {
+	dir := filepath.Join(o.RunDir, "checkpoints")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return o.Learner.Save(filepath.Join(o.RunDir, checkpointName(step)))
+}
+
+func readState(dir string) (state, error) {
+	var st state
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return st, err
+	}
+	return st, json.Unmarshal(b, &st)
+}
+
+func writeState(dir string, st state) error {
+	b, _ := json.MarshalIndent(st, "", "  ")
+	tmp := filepath.Join(dir, "state.json.tmp")
+	if err := writeSync(tmp, b); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "state.json"))
+}
+
+func writeSync(name string, b []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// appendJSONL appends one JSON line and syncs.
+func appendJSONL(name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// truncateJSONL drops the lines whose "step" is above last (written by
+// an interrupted step) and any torn last line.
+func truncateJSONL(name string, last int) error {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var keep []byte
+	for len(b) > 0 {
+		i := indexByte(b, '\n')
+		if i < 0 {
+			break // torn
+		}
+		line := b[:i+1]
+		b = b[i+1:]
+		var v struct {
+			Step int `json:"step"`
+		}
+		if json.Unmarshal(line, &v) == nil && v.Step <= last {
+			keep = append(keep, line...)
+		}
+	}
+	return writeSync(name, keep)
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
