@@ -250,4 +250,3 @@ func floats32(xs []float64) []float32 {
 	}
 	return out
 }
-

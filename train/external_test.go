@@ -170,8 +170,8 @@ func TestExternalLearnerHandshake(t *testing.T) {
 
 	metrics, err := train.Run(ctx, train.Options{Data: okTask(t), Runner: &trial.Runner{Backend: d},
 		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: client,
-		Learner: &train.External{Dir: learnerDir, Policy: client, Model: "base", Timeout: time.Minute, Poll: 20 * time.Millisecond},
-		Harness: agent.Config{MaxTurns: 4, Rollout: true, Sampling: policy.Sampling{Temperature: 1}},
+		Learner:   &train.External{Dir: learnerDir, Policy: client, Model: "base", Timeout: time.Minute, Poll: 20 * time.Millisecond},
+		Harness:   agent.Config{MaxTurns: 4, Rollout: true, Sampling: policy.Sampling{Temperature: 1}},
 		GroupSize: 4, BatchTasks: 2, Steps: 2, Seed: 1, Workers: 4, RunDir: filepath.Join(dir, "run"), Fingerprint: "ext"})
 	if err != nil {
 		t.Fatal(err)

@@ -59,9 +59,9 @@ type Metrics struct {
 	Step              int     `json:"step"`
 	Tasks             int     `json:"tasks"`
 	Samples           int     `json:"samples"`
-	MeanReward        float64 `json:"mean_reward"`      // over scored samples
-	PassAt1           float64 `json:"pass_at_1"`        // share of scored samples with reward 1
-	PassAtK           float64 `json:"pass_at_k"`        // share of tasks with at least one success
+	MeanReward        float64 `json:"mean_reward"` // over scored samples
+	PassAt1           float64 `json:"pass_at_1"`   // share of scored samples with reward 1
+	PassAtK           float64 `json:"pass_at_k"`   // share of tasks with at least one success
 	ZeroVarianceShare float64 `json:"zero_variance_share"`
 	BelowMinShare     float64 `json:"below_min_share"`
 	InfraFailureRate  float64 `json:"infra_failure_rate"`
