@@ -220,3 +220,22 @@ func readOutputPaths(t *testing.T, name string) []string {
 	src.Each(context.Background(), nil, func(r pool.Record) error { out = append(out, r.Path); return nil })
 	return out
 }
+
+// TestPolicyCommandsRejectBadFlags: the policy commands refuse what they
+// cannot honour before touching a sandbox.
+func TestPolicyCommandsRejectBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	cases := [][]string{
+		{"train", "--data", "../../testdata/sample-pool.parquet", "--run-dir", dir, "--temperature", "0"},
+		{"train", "--data", "../../testdata/sample-pool.parquet", "--run-dir", dir, "--policy", "gpt"},
+		{"traces", "--data", "../../testdata/sample-pool.parquet", "-o", filepath.Join(dir, "s.parquet"), "--policy", "gpt"},
+		{"run", "../../testdata/harbor-examples/hello-world", "--agent", "robot"},
+		{"build", "--pool", "../../testdata/sample-pool.parquet", "-o", filepath.Join(dir, "o.parquet"), "--run-dir", dir,
+			"--stages", "validate,difficulty", "--difficulty-band", "0.9,0.1", "--difficulty-rule", "band"},
+	}
+	for _, args := range cases {
+		if _, code := run(t, args...); code != exitUsage {
+			t.Errorf("otcurate %s: exit %d, want %d", strings.Join(args, " "), code, exitUsage)
+		}
+	}
+}

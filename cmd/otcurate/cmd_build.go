@@ -114,6 +114,9 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		if fopts.Difficulty, err = o.difficulty(); err != nil {
 			return err
 		}
+		if err := fopts.Difficulty.Validate(); err != nil {
+			return usageErr(err) // before any sandbox starts
+		}
 	}
 	if filters.NeedsSandbox(names) {
 		runID := newRunID()
