@@ -120,7 +120,10 @@ func (s Flaky) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome 
 		}
 		first = res[0].Reward
 	}
-	return pipeline.KeepOutcome(ReasonOraclePasses, fmt.Sprintf("nop 0, oracle 1 in every run; test.sh median %.2fs; %s", median(verifyTimes), tally()))
+	med := median(verifyTimes)
+	out := pipeline.KeepOutcome(ReasonOraclePasses, fmt.Sprintf("nop 0, oracle 1 in every run; test.sh median %.2fs; %s", med, tally()))
+	out.Score = &med // the verifier_time stage compares it with the pool's
+	return out
 }
 
 // check turns a non-scored or slow run into the task's verdict.
@@ -164,5 +167,5 @@ func (s Flaky) Fingerprint() string {
 	if v <= 0 {
 		v = 20 * time.Second
 	}
-	return fmt.Sprintf("flaky/v1 repeats=%d sessions=%d verifier<=%s", r, min(n, r), v)
+	return fmt.Sprintf("flaky/v2 repeats=%d sessions=%d verifier<=%s", r, min(n, r), v)
 }

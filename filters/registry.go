@@ -2,6 +2,7 @@ package filters
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -14,6 +15,9 @@ type Options struct {
 	Limits bundle.Limits
 	Target int
 	Seed   int64
+	// StratifyBy is a task.toml [metadata] key: select keeps each value's
+	// share of the survivors.
+	StratifyBy string
 	Lint   map[string]Action // lint check actions; nil = DefaultLintActions
 	// Runner runs tasks in sandboxes (env and flaky stages).
 	Runner *trial.Runner
@@ -70,7 +74,7 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 	for _, n := range names {
 		switch n {
 		case pipeline.StageValidate:
-			out = append(out, Validate{Limits: opts.Limits})
+			out = append(out, Validate{Limits: opts.Limits, StratifyBy: opts.StratifyBy})
 		case pipeline.StageDedup:
 			out = append(out, Dedup{})
 		case pipeline.StageLint:
@@ -83,6 +87,9 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 				out = append(out, NewEnv(opts.Runner, opts.Limits, opts.Labels))
 			} else {
 				out = append(out, Flaky{Runner: opts.Runner, Limits: opts.Limits, Labels: opts.Labels, Repeats: opts.FlakyRepeats})
+				if !slices.Contains(names, pipeline.StageVerifierTime) {
+					out = append(out, VerifierTime{}) // the relative half of the slow-verifier rule
+				}
 			}
 		case pipeline.StageDifficulty:
 			if opts.Runner == nil {
@@ -94,13 +101,15 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 				return nil, err
 			}
 			out = append(out, d)
+		case pipeline.StageVerifierTime:
+			out = append(out, VerifierTime{})
 		case pipeline.StageSelect:
-			out = append(out, Select{Target: opts.Target, Seed: opts.Seed})
+			out = append(out, Select{Target: opts.Target, Seed: opts.Seed, Stratified: opts.StratifyBy != ""})
 		default:
 			if what, ok := notBuilt[n]; ok {
 				return nil, fmt.Errorf("stage %q is not built yet: %s; refusing to run rather than pass tasks through unfiltered", n, what)
 			}
-			return nil, fmt.Errorf("unknown stage %q (stages: validate, dedup, lint, env, flaky, difficulty, select)", n)
+			return nil, fmt.Errorf("unknown stage %q (stages: validate, dedup, lint, env, flaky, verifier_time, difficulty, select)", n)
 		}
 	}
 	return out, nil

@@ -25,6 +25,9 @@ const (
 type Select struct {
 	Target int
 	Seed   int64
+	// Stratified keeps each stratum's share of the survivors (the task's
+	// Stratum, set by validate from a [metadata] key).
+	Stratified bool
 }
 
 // Name implements pipeline.Stage.
@@ -63,6 +66,9 @@ func (s Select) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipeline.
 		}
 		return tasks[order[a]].Path < tasks[order[b]].Path
 	})
+	if s.Stratified {
+		return s.stratified(tasks, order), ctx.Err()
+	}
 	for pos, i := range order {
 		if pos < s.Target {
 			outs[i] = pipeline.KeepOutcome(ReasonSelected, fmt.Sprintf("rank %d of %d (seed %d)", pos+1, len(tasks), s.Seed))
@@ -71,6 +77,77 @@ func (s Select) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipeline.
 		}
 	}
 	return outs, ctx.Err()
+}
+
+// stratified gives each stratum a share of Target proportional to its
+// size (largest remainders, ties to the larger stratum then by name) and
+// fills it by rank; seats a stratum cannot fill go to the best-ranked
+// remaining tasks of any stratum.
+func (s Select) stratified(tasks []*pipeline.Task, order []int) []pipeline.Outcome {
+	size := map[string]int{}
+	for _, t := range tasks {
+		size[t.Stratum]++
+	}
+	names := make([]string, 0, len(size))
+	for k := range size {
+		names = append(names, k)
+	}
+	quota := map[string]int{}
+	type rem struct {
+		name string
+		frac float64
+	}
+	var rems []rem
+	given := 0
+	for _, k := range names {
+		exact := float64(s.Target) * float64(size[k]) / float64(len(tasks))
+		quota[k] = int(exact)
+		given += quota[k]
+		rems = append(rems, rem{k, exact - float64(quota[k])})
+	}
+	sort.Slice(rems, func(a, b int) bool {
+		if rems[a].frac != rems[b].frac {
+			return rems[a].frac > rems[b].frac
+		}
+		if size[rems[a].name] != size[rems[b].name] {
+			return size[rems[a].name] > size[rems[b].name]
+		}
+		return rems[a].name < rems[b].name
+	})
+	for i := 0; given < s.Target && i < len(rems); i++ {
+		quota[rems[i].name]++
+		given++
+	}
+	outs := make([]pipeline.Outcome, len(tasks))
+	chosen := make([]bool, len(tasks))
+	taken := map[string]int{}
+	n := 0
+	for _, i := range order {
+		st := tasks[i].Stratum
+		if taken[st] < quota[st] {
+			taken[st]++
+			chosen[i] = true
+			n++
+		}
+	}
+	for _, i := range order { // seats left by small strata
+		if n >= s.Target {
+			break
+		}
+		if !chosen[i] {
+			chosen[i] = true
+			n++
+		}
+	}
+	for pos, i := range order {
+		st := tasks[i].Stratum
+		if chosen[i] {
+			outs[i] = pipeline.KeepOutcome(ReasonSelected, fmt.Sprintf("stratum %q: %d of %d survivors, quota %d of %d; rank %d (seed %d)", st, taken[st], size[st], quota[st], s.Target, pos+1, s.Seed))
+		} else {
+			outs[i] = pipeline.DropOutcome(ReasonNotSelected, fmt.Sprintf("stratum %q quota %d filled by better ranks; rank %d (seed %d)", st, quota[st], pos+1, s.Seed))
+		}
+	}
+	return outs
 }
 
 func compare(a, b []byte) int {

@@ -16,6 +16,9 @@ const ReasonValid = "valid"
 // Harbor task. It fills the task's hashes for later stages.
 type Validate struct {
 	Limits bundle.Limits
+	// StratifyBy names a task.toml [metadata] key (e.g. "category"); its
+	// value becomes the task's stratum for a stratified select.
+	StratifyBy string
 }
 
 // Name implements pipeline.Stage.
@@ -36,6 +39,12 @@ func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outco
 	it.Bundle, it.Info = b, info
 	it.Task.EnvKind = info.EnvKind
 	it.Task.HasSolution = info.HasSolution
+	if v.StratifyBy != "" {
+		it.Task.Stratum = "(none)"
+		if val, ok := info.Config.Metadata[v.StratifyBy]; ok {
+			it.Task.Stratum = fmt.Sprint(val)
+		}
+	}
 	var notes []string
 	if d := info.Config.Defaulted; len(d) > 0 {
 		notes = append(notes, "defaulted: "+strings.Join(d, ", "))

@@ -15,6 +15,8 @@ const (
 	StageLint       = "lint"
 	StageEnv        = "env"
 	StageFlaky      = "flaky"
+	// StageVerifierTime follows flaky: verifiers slow relative to the pool.
+	StageVerifierTime = "verifier_time"
 	StageDifficulty = "difficulty"
 	StageSelect     = "select"
 )
@@ -82,6 +84,7 @@ type Task struct {
 	BlobBytes   int64
 	EnvKind     string
 	HasSolution bool
+	Stratum     string // the task's value of the select stage's stratification key
 	Alive       bool   // not dropped by any stage so far
 	LastStage   string // stage that last decided the task
 	Marks       []StageMark

@@ -7,22 +7,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/proof}
-LR=${LR:-8}
-STEPS=${STEPS:-15}
+LR=${LR:-15}
+STEPS=${STEPS:-14}
+EPOCHS=${EPOCHS:-4}
+EVAL_EVERY=${EVAL_EVERY:-4}
 K=${K:-8}
 B=${B:-8}
 SEED=${SEED:-1}
 make -s setup build >/dev/null
 mkdir -p "$OUT"
-bin/otcurate gen-pool -n 48 --kata-share -1 --rates none --seed 101 -o "$OUT/train.parquet" --log-level warn >/dev/null
+bin/otcurate gen-pool -n "${N_TRAIN:-96}" --kata-share -1 --rates none --seed 101 -o "$OUT/train.parquet" --log-level warn >/dev/null
 bin/otcurate gen-pool -n 30 --kata-share -1 --rates none --seed 202 -o "$OUT/heldout.parquet" --log-level warn >/dev/null
 for arm in "lr=$LR:$LR" "control:0"; do
 	name=${arm%%:*} lr=${arm##*:}
 	dir="$OUT/run-${name//=/}"
 	rm -rf "$dir"
-	echo "== arm $name: $STEPS steps, K=$K, B=$B, seed $SEED =="
+	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr, $EPOCHS PPO epochs, seed $SEED =="
 	bin/otcurate train --data "$OUT/train.parquet" --eval "$OUT/heldout.parquet" --run-dir "$dir" \
-		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --policy-seed "$SEED" --log-level warn >/dev/null
+		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
 done
 python3 - "$OUT" "$LR" <<'PY'
 import json, sys, glob, os

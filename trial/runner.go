@@ -49,6 +49,50 @@ type ActReport struct {
 	// Trajectory is the actor's record, carried on every result.
 	Trajectory any
 	Detail     string
+	// Exit is the agent process's exit code when there is one (solve.sh).
+	Exit *int
+	// TimeoutIsDefect makes a timeout the task's fault (solve_timeout):
+	// a reference solution must finish in the agent timeout.
+	TimeoutIsDefect bool
+}
+
+// OracleActor is the oracle agent: it copies solution/ to /solution and
+// runs solve.sh as the agent user under the agent timeout.
+type OracleActor struct{ r *Runner }
+
+// Name is "oracle".
+func (OracleActor) Name() string { return string(Oracle) }
+
+// Act runs solve.sh.
+func (a OracleActor) Act(ctx context.Context, sb sandbox.Sandbox, t *Task) (ActReport, error) {
+	res, err := a.r.solve(ctx, sb, t)
+	if err != nil {
+		return ActReport{}, err
+	}
+	code := res.ExitCode
+	return ActReport{Exit: &code, TimedOut: res.TimedOut, TimeoutIsDefect: true}, nil
+}
+
+// NopActor is the nop agent: the negative control does nothing.
+type NopActor struct{}
+
+// Name is "nop".
+func (NopActor) Name() string { return string(Nop) }
+
+// Act does nothing.
+func (NopActor) Act(context.Context, sandbox.Sandbox, *Task) (ActReport, error) {
+	return ActReport{}, nil
+}
+
+// OracleActor returns the oracle agent of this runner.
+func (r *Runner) OracleActor() OracleActor { return OracleActor{r: r} }
+
+// builtinActor maps the Agent shorthand to its actor.
+func builtinActor(r *Runner, a Agent) Actor {
+	if a == Oracle {
+		return OracleActor{r: r}
+	}
+	return NopActor{}
 }
 
 // Task is a decoded task ready to run.
@@ -312,32 +356,22 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	}()
 
 	// Act.
-	var solveExit *int
-	solveTimedOut := false
-	var act ActReport
-	if o.Actor != nil {
-		t0 = time.Now()
-		act, err = o.Actor.Act(ctx, sb, t)
-		d.Solve = since(t0)
-		if err != nil {
-			return nil, err
+	actor := o.Actor
+	if actor == nil {
+		actor = builtinActor(r, o.Agent)
+	}
+	t0 = time.Now()
+	act, err := actor.Act(ctx, sb, t)
+	d.Solve = since(t0)
+	if err != nil {
+		return nil, err
+	}
+	if act.Unavailable != nil {
+		res := fill(t, o, repeats, first, PolicyUnavailable, act.Unavailable.Error())
+		for i := range res {
+			res[i].Durations, res[i].Trajectory, res[i].Sandboxes = *d, act.Trajectory, 1
 		}
-		if act.Unavailable != nil {
-			res := fill(t, o, repeats, first, PolicyUnavailable, act.Unavailable.Error())
-			for i := range res {
-				res[i].Durations, res[i].Trajectory, res[i].Sandboxes = *d, act.Trajectory, 1
-			}
-			return res, nil
-		}
-	} else if o.Agent == Oracle {
-		t0 = time.Now()
-		res, err := r.solve(ctx, sb, t)
-		d.Solve = since(t0)
-		if err != nil {
-			return nil, err
-		}
-		code := res.ExitCode
-		solveExit, solveTimedOut = &code, res.TimedOut
+		return res, nil
 	}
 
 	// Verify, repeatedly, on the same post-solution state.
@@ -351,15 +385,15 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		res.Durations = *d
 		res.Durations.Verify, res.Durations.Verifier = since(t0), verifier
 		res.Repeat, res.Agent, res.Task = first+i, o.Agent, t.Path
-		res.SolveExit, res.ImageCached, res.Sandboxes = solveExit, img.Cached, 1
+		res.SolveExit, res.ImageCached, res.Sandboxes = act.Exit, img.Cached, 1
 		res.Warnings = append(res.Warnings, img.Warnings...)
 		res.Trajectory = act.Trajectory
-		if act.TimedOut {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the agent hit its timeout (%gs); the verifier's reward stands", cfg.Agent.TimeoutSec))
-		}
-		if solveTimedOut && res.Outcome == Scored {
+		switch {
+		case act.TimedOut && act.TimeoutIsDefect && res.Outcome == Scored:
 			res.Outcome = SolveTimeout
 			res.Detail = fmt.Sprintf("solve.sh exceeded the agent timeout (%gs); the verifier still ran", cfg.Agent.TimeoutSec)
+		case act.TimedOut && !act.TimeoutIsDefect:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the agent hit its timeout (%gs); the verifier's reward stands", cfg.Agent.TimeoutSec))
 		}
 		results = append(results, res)
 		if o.StopOnDisagreement && !sameResult(results[0], res) {

@@ -28,6 +28,7 @@ type buildOptions struct {
 	repeats   int
 	dockerURL string
 
+	stratify   string
 	pol        policyOptions
 	attempts   int
 	rule       string
@@ -42,6 +43,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.stages, "stages", strings.Join(filters.DefaultStages, ","), "comma-separated stages to run, in order")
 	f.IntVar(&o.target, "target", 0, "select exactly N tasks (all survivors when fewer; 0 keeps all)")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the selection")
+	f.StringVar(&o.stratify, "stratify-by", "", "select: keep each value's share of this task.toml [metadata] key (e.g. category)")
 	f.IntVar(&o.shards, "shards", 1, "write the output as N HF-style shards (train-0000i-of-0000N.parquet)")
 	f.IntVar(&o.repeats, "flaky-repeats", 9, "flaky stage: oracle verifier runs per task (stops at the first disagreement)")
 	f.StringVar(&o.dockerURL, "docker-host", "", "Docker engine endpoint for the env and flaky stages")
@@ -109,7 +111,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats}
+	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify}
 	if slices.Contains(names, pipeline.StageDifficulty) {
 		if fopts.Difficulty, err = o.difficulty(); err != nil {
 			return err

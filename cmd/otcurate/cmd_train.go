@@ -76,6 +76,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.DurationVar(&o.learnerTimeout, "learner-timeout", 2*time.Hour, "openai policy: how long to wait for the learner's next version")
 	f.StringVar(&o.dockerURL, "docker-host", "", "Docker engine endpoint")
 	o.pol.addFlags(f, 1)
+	f.Int64Var(&o.pol.seed, "seed", 1, "seed of task sampling and of the policy's draws (same as --policy-seed)")
 	_ = cmd.MarkFlagRequired("data")
 	_ = cmd.MarkFlagRequired("run-dir")
 	return cmd
