@@ -18,7 +18,7 @@ type Options struct {
 	// StratifyBy is a task.toml [metadata] key: select keeps each value's
 	// share of the survivors.
 	StratifyBy string
-	Lint   map[string]Action // lint check actions; nil = DefaultLintActions
+	Lint       map[string]Action // lint check actions; nil = DefaultLintActions
 	// Runner runs tasks in sandboxes (env and flaky stages).
 	Runner *trial.Runner
 	// Labels are put on every sandbox (the run id).

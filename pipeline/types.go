@@ -10,15 +10,15 @@ import (
 // Stage names, in their default order. They are part of the run-output
 // contract.
 const (
-	StageValidate   = "validate"
-	StageDedup      = "dedup"
-	StageLint       = "lint"
-	StageEnv        = "env"
-	StageFlaky      = "flaky"
+	StageValidate = "validate"
+	StageDedup    = "dedup"
+	StageLint     = "lint"
+	StageEnv      = "env"
+	StageFlaky    = "flaky"
 	// StageVerifierTime follows flaky: verifiers slow relative to the pool.
 	StageVerifierTime = "verifier_time"
-	StageDifficulty = "difficulty"
-	StageSelect     = "select"
+	StageDifficulty   = "difficulty"
+	StageSelect       = "select"
 )
 
 // Verdict is the outcome class of a decision.
