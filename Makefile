@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/otcurate
 DEMO := out/demo
 
-.PHONY: all setup build test test-short vet fmt demo bench clean
+.PHONY: all setup build test test-short vet fmt demo bench proof clean
 
 all: build
 
@@ -47,6 +47,11 @@ bench: setup build
 	$(GO) run ./bench/validate
 	scripts/bench-sandbox.sh
 	scripts/bench-harness.sh
+
+# Proof of learning for `otcurate train` (built-in policy, lr vs lr=0 on the
+# same seeds, held-out greedy pass rates before and after; ~50 minutes).
+proof: setup build
+	scripts/proof-of-learning.sh
 
 clean:
 	rm -rf bin out
