@@ -3,6 +3,7 @@ package train_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -177,5 +178,39 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	}
 	if !learnt {
 		t.Error("no step had a learning signal: the resume check proved nothing")
+	}
+}
+
+// engineGone makes every sandbox start fail as the engine would when it
+// disappears (the rest of the backend is the real engine).
+type engineGone struct{ sandbox.Backend }
+
+func (engineGone) Start(context.Context, sandbox.StartSpec) (sandbox.Sandbox, error) {
+	return nil, &sandbox.InfraError{Kind: "engine_unavailable", Err: errors.New("dial unix /var/run/docker.sock: connect: no such file or directory")}
+}
+
+// TestTrainingStopsWhenTheEngineIsGone: a step whose rollouts all fail on
+// infrastructure stops the run without a checkpoint or metrics for it, so
+// --resume redoes it, instead of burning steps that carry no signal.
+func TestTrainingStopsWhenTheEngineIsGone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxes")
+	}
+	d, runID := docker(t)
+	seed := int64(1)
+	p := builtin.New(seed)
+	dir := filepath.Join(t.TempDir(), "run")
+	_, err := train.Run(context.Background(), train.Options{Data: shellTasks(t, 2), Runner: &trial.Runner{Backend: engineGone{d}},
+		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1},
+		Harness:   agent.Config{Sampling: policy.Sampling{Temperature: 1, Seed: &seed}},
+		GroupSize: 2, BatchTasks: 2, Steps: 3, Seed: seed, RunDir: dir, Fingerprint: "gone"})
+	if err == nil || !strings.Contains(err.Error(), "infrastructure") {
+		t.Fatalf("error %v, want a stop on infrastructure", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "metrics.jsonl")); len(b) != 0 {
+		t.Errorf("metrics written for a step without signal: %s", b)
+	}
+	if p.Version() != 0 {
+		t.Errorf("the policy was updated (version %d)", p.Version())
 	}
 }

@@ -44,9 +44,12 @@ type Options struct {
 	MinGroup   int // rloo_n minimum usable group size; default min(4, K)
 	EvalEvery  int // also evaluate every N steps (0: before and after only)
 	Workers    int // rollouts in flight; default 4
-	RunDir     string
-	Resume     bool
-	Logger     *slog.Logger
+	// MaxInfraShare stops the run when more than this share of a step's
+	// rollouts fail on infrastructure (default 0.5; 1 never stops).
+	MaxInfraShare float64
+	RunDir        string
+	Resume        bool
+	Logger        *slog.Logger
 	// Fingerprint describes the settings that must not change across a
 	// resume (checked against the run directory's state).
 	Fingerprint string
@@ -218,6 +221,9 @@ func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = 4
 	}
+	if o.MaxInfraShare <= 0 {
+		o.MaxInfraShare = 0.5
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -345,6 +351,13 @@ func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, e
 			m.MeanReward += s.Reward
 		}
 		rewards[i], included[i] = s.Reward, s.Included
+	}
+	if o.MaxInfraShare < 1 && float64(infra) > o.MaxInfraShare*float64(len(samples)) {
+		// The machine, not the policy, failed this step: stop instead of
+		// burning steps without signal. No checkpoint is written for it,
+		// so --resume redoes it.
+		return m, fmt.Errorf("step %d: %d of %d rollouts failed on infrastructure (more than %.0f%%); stopping, continue with --resume",
+			step, infra, len(samples), 100*o.MaxInfraShare)
 	}
 	adv, gs := RLOON(rewards, included, groups, o.MinGroup)
 	for i := range samples {
