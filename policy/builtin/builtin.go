@@ -149,7 +149,12 @@ func reply(a *action) string {
 	default:
 		r.Analysis = "The task asks to " + a.tmpl.Doc + "."
 		r.Plan = a.tmpl.ID + ": " + a.tmpl.Doc
-		r.Commands = append(r.Commands, command{Keystrokes: a.cmd + "\n", Duration: 1})
+		// A generous duration: the harness returns as soon as the shell
+		// prompts again, so it costs nothing, and the observation then
+		// never depends on how busy the machine is (a command cut off at
+		// 1 s on a loaded host would change what the policy sees next and
+		// make runs with the same seed diverge).
+		r.Commands = append(r.Commands, command{Keystrokes: a.cmd + "\n", Duration: 10})
 	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
