@@ -68,7 +68,7 @@ func TestEnvAndFlakyStages(t *testing.T) {
 		// Alternates 0 and 1 on the same post-solution state.
 		{"flaky-verifier", filters.ReasonFlakyVerifier, sbTask(t, df,
 			"#!/bin/bash\nn=$(cat /tmp/n 2>/dev/null || echo 0); echo $((n+1)) > /tmp/n\n[ -f /app/done ] && [ $((n % 2)) -eq 0 ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n", solve)},
-		{"slow-verifier", filters.ReasonSlowVerifier, sbTask(t, df, "#!/bin/bash\nsleep 6\n"+check[len("#!/bin/bash\n"):], solve)},
+		{"slow-verifier", filters.ReasonSlowVerifier, sbTask(t, df, "#!/bin/bash\nsleep 12\n"+check[len("#!/bin/bash\n"):], solve)},
 		{"reward-missing", string(trial.RewardMissing), sbTask(t, df, "#!/bin/bash\necho no reward here; true > /logs/verifier/reward.txt.bak\n", solve)},
 	}
 	name := filepath.Join(t.TempDir(), "pool.parquet")
@@ -88,7 +88,7 @@ func TestEnvAndFlakyStages(t *testing.T) {
 	stages := []pipeline.Stage{
 		filters.Validate{},
 		filters.NewEnv(runner, bundle.Limits{}, labels),
-		filters.Flaky{Runner: runner, Labels: labels, Repeats: 4, MaxVerify: 3 * time.Second},
+		filters.Flaky{Runner: runner, Labels: labels, Repeats: 4, MaxVerify: 5 * time.Second},
 	}
 	got := map[string]pipeline.Decision{}
 	runDir := filepath.Join(t.TempDir(), "run")
