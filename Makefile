@@ -26,7 +26,7 @@ fmt:
 # The whole test suite (what CI runs).
 # The sandbox tests must not skip silently in CI: they need the engine.
 # -p 1: packages one at a time, so the timing-sensitive sandbox tests of
-# different packages do not compete for the two cores (about 5 minutes).
+# different packages do not compete for the two cores (about 10 minutes).
 test: setup vet
 	OTCURATE_REQUIRE_DOCKER=1 $(GO) test -p 1 -count=1 -timeout 40m ./...
 
