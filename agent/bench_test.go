@@ -7,6 +7,7 @@ import (
 
 	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 )
 
 // BenchmarkHarnessTurn measures the harness's own cost per turn: the
@@ -16,7 +17,7 @@ import (
 // prompt). Reported: median and p90 ms per turn (target ≤ 50 ms), and
 // the once-per-episode cost of opening the shell.
 func BenchmarkHarnessTurn(b *testing.B) {
-	d, runID := engine(b)
+	d, runID := sandboxtest.Engine(b, "test-agent-")
 	tk := task(b, "Run no-ops.\n")
 	ctx := context.Background()
 	envFiles, _ := tk.Bundle.Entries("environment")

@@ -15,6 +15,7 @@ import (
 	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/policy/openai"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -68,7 +69,7 @@ func flakyServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // scored by the verifier or as policy_unavailable — an infrastructure
 // outcome — never as a reward 0 blamed on the agent.
 func TestManyRolloutsAgainstFailingEndpoint(t *testing.T) {
-	d, runID := engine(t)
+	d, runID := sandboxtest.Engine(t, "test-agent-")
 	n := 100
 	if testing.Short() || os.Getenv("OTCURATE_ROLLOUTS") != "" {
 		n, _ = strconv.Atoi(os.Getenv("OTCURATE_ROLLOUTS"))

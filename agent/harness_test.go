@@ -3,11 +3,8 @@ package agent_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,36 +13,9 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 )
-
-// engine connects to Docker under a fresh run id and checks at the end
-// that nothing of the run is left.
-func engine(t testing.TB) (*sandbox.Docker, string) {
-	t.Helper()
-	var b [4]byte
-	rand.Read(b[:])
-	runID := "test-agent-" + hex.EncodeToString(b[:])
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
-	if err != nil {
-		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
-			t.Fatalf("Docker required: %v", err)
-		}
-		t.Skipf("no Docker engine (set OTCURATE_REQUIRE_DOCKER=1 to fail instead): %v", err)
-	}
-	t.Cleanup(func() {
-		left, err := d.Containers(context.Background(), runID)
-		if err != nil {
-			t.Errorf("listing containers: %v", err)
-		}
-		if len(left) > 0 {
-			t.Errorf("run %s left %d containers: %v", runID, len(left), left)
-			d.GC(context.Background(), sandbox.GCOptions{Run: runID})
-		}
-		d.Close()
-	})
-	return d, runID
-}
 
 // task is a small task on the local bookworm image whose verifier checks
 // that /app/out.txt holds "ok".
@@ -145,7 +115,7 @@ func cat(t *testing.T, sb sandbox.Sandbox, path string) string {
 // TestHarnessProtocol drives the harness with scripted replies through
 // the protocol's cases on one engine.
 func TestHarnessProtocol(t *testing.T) {
-	d, runID := engine(t)
+	d, runID := sandboxtest.Engine(t, "test-agent-")
 	tk := task(t, "Write ok to /app/out.txt.\n")
 
 	t.Run("state persists, heredoc, two-step completion", func(t *testing.T) {
@@ -272,7 +242,7 @@ func TestHarnessProtocol(t *testing.T) {
 // verifier scores what the agent did, and a failing backend is an
 // infrastructure outcome, not reward 0.
 func TestHarnessScoredByVerifier(t *testing.T) {
-	d, runID := engine(t)
+	d, runID := sandboxtest.Engine(t, "test-agent-")
 	tk := task(t, "Write ok to /app/out.txt.\n")
 	r := &trial.Runner{Backend: d}
 	labels := map[string]string{sandbox.LabelRun: runID}

@@ -99,13 +99,8 @@ func (s *Shell) pump() {
 var errShellExited = errors.New("the shell exited")
 
 // Wait waits until at least want prompts have been printed since the last
-// Take, the stream ends, or max passes.
+// Take (want < 0: never), the stream ends, or max passes.
 func (s *Shell) Wait(ctx context.Context, want int, max time.Duration) error {
-	return s.waitFor(ctx, want, max)
-}
-
-// waitFor waits until the prompt count since the last Take reaches want.
-func (s *Shell) waitFor(ctx context.Context, want int, max time.Duration) error {
 	deadline := time.NewTimer(max)
 	defer deadline.Stop()
 	for {
@@ -160,9 +155,9 @@ func (s *Shell) Send(ctx context.Context, keys []byte, max time.Duration) error 
 		}
 	}
 	if want == 0 {
-		return s.waitFor(ctx, -1, max)
+		return s.Wait(ctx, -1, max)
 	}
-	return s.waitFor(ctx, base+want, max)
+	return s.Wait(ctx, base+want, max)
 }
 
 // Close ends the shell and everything it started.

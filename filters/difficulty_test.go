@@ -1,13 +1,10 @@
 package filters_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/filters"
@@ -15,31 +12,28 @@ import (
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/policy/builtin"
 	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/poolgen"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 )
 
 // samplePool is the bundled sample pool and its ground-truth labels.
 const samplePool = "../testdata/sample-pool.parquet"
 
-type label struct {
-	Path, Family, Defect string
-}
-
-func sampleLabels(t *testing.T) map[string]label {
+func sampleLabels(t *testing.T) map[string]poolgen.Label {
 	t.Helper()
 	f, err := os.Open("../testdata/sample-pool.labels.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]label{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l label
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
+	ls, err := poolgen.ReadLabels(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]poolgen.Label{}
+	for _, l := range ls {
 		out[l.Path] = l
 	}
 	return out
@@ -53,21 +47,7 @@ func TestDifficultyBuiltinOnSamplePool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	runID := "test-difficulty-" + time.Now().Format("150405.000")
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
-	if err != nil {
-		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
-			t.Fatalf("Docker required: %v", err)
-		}
-		t.Skipf("no Docker engine: %v", err)
-	}
-	defer d.Close()
-	defer func() {
-		if left, _ := d.Containers(context.Background(), runID); len(left) > 0 {
-			t.Errorf("containers left: %v", left)
-			d.GC(context.Background(), sandbox.GCOptions{Run: runID})
-		}
-	}()
+	d, runID := sandboxtest.Engine(t, "test-difficulty-")
 
 	labels := sampleLabels(t)
 	src, err := pool.Open(samplePool)

@@ -30,14 +30,9 @@ type Options struct {
 	Difficulty Difficulty
 }
 
-// DefaultStages is the stage list of `otcurate build` today. The issue
-// tracker adds env and flaky (and difficulty with a policy).
+// DefaultStages is the stage list of `otcurate build`: the static stages.
+// env, flaky and difficulty run tasks in sandboxes and are asked for.
 var DefaultStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeline.StageLint, pipeline.StageSelect}
-
-// notBuilt names stages that are part of the design but not implemented
-// yet. Asking for one is an error: passing tasks through silently would
-// publish unfiltered data under a filter's name.
-var notBuilt = map[string]string{}
 
 // ParseStages splits a comma-separated stage list. validate is always run
 // first, because it is what turns rows into tasks; it is added when left
@@ -106,9 +101,6 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 		case pipeline.StageSelect:
 			out = append(out, Select{Target: opts.Target, Seed: opts.Seed, Stratified: opts.StratifyBy != ""})
 		default:
-			if what, ok := notBuilt[n]; ok {
-				return nil, fmt.Errorf("stage %q is not built yet: %s; refusing to run rather than pass tasks through unfiltered", n, what)
-			}
 			return nil, fmt.Errorf("unknown stage %q (stages: validate, dedup, lint, env, flaky, verifier_time, difficulty, select)", n)
 		}
 	}

@@ -3,7 +3,6 @@ package filters_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -38,21 +38,7 @@ func TestEnvAndFlakyStages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	runID := "test-stages-" + time.Now().Format("150405.000")
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
-	if err != nil {
-		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
-			t.Fatalf("Docker required: %v", err)
-		}
-		t.Skipf("no Docker engine: %v", err)
-	}
-	defer d.Close()
-	defer func() {
-		if left, _ := d.Containers(context.Background(), runID); len(left) > 0 {
-			t.Errorf("containers left: %v", left)
-			d.GC(context.Background(), sandbox.GCOptions{Run: runID})
-		}
-	}()
+	d, runID := sandboxtest.Engine(t, "test-stages-")
 
 	const df = "FROM debian:bookworm\nWORKDIR /app\n"
 	const solve = "#!/bin/bash\ntouch /app/done\n"

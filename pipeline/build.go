@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/otcurate/otcurate/atomicfile"
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pool"
 )
@@ -138,7 +139,7 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	sum.FinishedAt = time.Now().UTC()
 	sum.WallSeconds = round(sum.FinishedAt.Sub(sum.StartedAt).Seconds())
 	if o.RunDir != "" && res != nil {
-		if err := WriteJSONAtomic(filepath.Join(o.RunDir, SummaryFile), sum); err != nil && runErr == nil {
+		if err := atomicfile.WriteJSON(filepath.Join(o.RunDir, SummaryFile), sum); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -234,18 +235,4 @@ func (s *jsonlSink) Write(d Decision) error {
 
 func (s *jsonlSink) Close() error {
 	return errors.Join(s.bw.Flush(), s.f.Sync(), s.f.Close())
-}
-
-// WriteJSONAtomic writes v as indented JSON via a temporary file and a
-// rename, so readers never see a half-written file.
-func WriteJSONAtomic(name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
 }

@@ -5,11 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/traces"
 	"github.com/otcurate/otcurate/trial"
 )
@@ -57,15 +56,7 @@ func task(t *testing.T, word string) []byte {
 // TestExportReadsBackInDuckDB exports the solved trajectories of three
 // tasks (one unsolvable) and reads the SFT file back with DuckDB.
 func TestExportReadsBackInDuckDB(t *testing.T) {
-	runID := "test-traces-" + time.Now().Format("150405.000")
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
-	if err != nil {
-		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
-			t.Fatalf("Docker required: %v", err)
-		}
-		t.Skipf("no Docker engine: %v", err)
-	}
-	defer d.Close()
+	d, runID := sandboxtest.Engine(t, "test-traces-")
 	dir := t.TempDir()
 	name := filepath.Join(dir, "tasks.parquet")
 	w, _ := pool.Create(name, pool.WriterOptions{})

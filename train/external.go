@@ -11,6 +11,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/otcurate/otcurate/atomicfile"
 )
 
 // ExperienceRow is one turn of one rollout, as written for an external
@@ -91,26 +93,37 @@ func (e *External) Update(ctx context.Context, step int, samples []Sample) (Upda
 		return st, err
 	}
 	ready, _ := json.Marshal(map[string]any{"step": step, "rows": len(rows), "file": filepath.Base(name) + ".parquet", "policy_version": e.Version()})
-	if err := writeSync(name+".ready", ready); err != nil {
+	if err := atomicfile.Write(name+".ready", ready); err != nil {
 		return st, err
 	}
 	v, err := e.wait(ctx, step)
 	if err != nil {
 		return st, err
 	}
+	if err := e.use(ctx, v); err != nil {
+		return st, err
+	}
+	st.VersionLag = step - v.Step
+	return st, nil
+}
+
+// use makes v the served policy: its adapter loaded (when it has one),
+// its model name in the requests.
+func (e *External) use(ctx context.Context, v PublishedVersion) error {
 	if v.LoraPath != "" {
 		lora := v.LoraName
 		if lora == "" {
 			lora = v.Model
 		}
 		if err := e.Policy.LoadLoRA(ctx, lora, v.LoraPath); err != nil {
-			return st, fmt.Errorf("loading the learner's adapter %s: %w", v.LoraPath, err)
+			return fmt.Errorf("loading the learner's adapter %s: %w", v.LoraPath, err)
 		}
 	}
-	e.Policy.SetModel(v.Model)
+	if v.Model != "" {
+		e.Policy.SetModel(v.Model)
+	}
 	e.current = v
-	st.VersionLag = step - v.Step
-	return st, nil
+	return nil
 }
 
 // wait polls version.json until it covers step.
@@ -147,8 +160,7 @@ func (e *External) wait(ctx context.Context, step int) (PublishedVersion, error)
 
 // Save records the version in use.
 func (e *External) Save(path string) error {
-	b, _ := json.Marshal(e.current)
-	return writeSync(path+".json", b)
+	return atomicfile.WriteJSON(path+".json", e.current)
 }
 
 // Restore switches back to a saved version.
@@ -161,20 +173,11 @@ func (e *External) Restore(path string) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	e.current = v
-	if v.Model != "" {
-		if v.LoraPath != "" {
-			name := v.LoraName
-			if name == "" {
-				name = v.Model
-			}
-			if err := e.Policy.LoadLoRA(context.Background(), name, v.LoraPath); err != nil {
-				return err
-			}
-		}
-		e.Policy.SetModel(v.Model)
+	if v.Model == "" { // the checkpoint of step 0: the starting model
+		e.current = v
+		return nil
 	}
-	return nil
+	return e.use(context.Background(), v)
 }
 
 func experienceRows(step int, samples []Sample, version string) []ExperienceRow {

@@ -22,6 +22,7 @@ import (
 	"github.com/otcurate/otcurate/policy/openai"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/train"
 	"github.com/otcurate/otcurate/trial"
 )
@@ -124,7 +125,7 @@ func TestExternalLearnerHandshake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := docker(t)
+	d, runID := sandboxtest.Engine(t, "test-train-")
 	srv := &vllm{models: map[string]int{}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()

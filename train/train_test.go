@@ -15,43 +15,28 @@ import (
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/policy/builtin"
 	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/poolgen"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/train"
 	"github.com/otcurate/otcurate/trial"
 )
-
-func docker(t *testing.T) (*sandbox.Docker, string) {
-	t.Helper()
-	runID := "test-train-" + time.Now().Format("150405.000")
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
-	if err != nil {
-		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
-			t.Fatalf("Docker required: %v", err)
-		}
-		t.Skipf("no Docker engine: %v", err)
-	}
-	t.Cleanup(func() {
-		if left, _ := d.Containers(context.Background(), runID); len(left) > 0 {
-			t.Errorf("containers left: %v", left)
-			d.GC(context.Background(), sandbox.GCOptions{Run: runID})
-		}
-		d.Close()
-	})
-	return d, runID
-}
 
 // shellTasks writes sample-pool tasks: the named ones, or else the first n
 // clean nl2bash tasks.
 func shellTasks(t *testing.T, n int, names ...string) pool.Source {
 	t.Helper()
-	f, err := os.ReadFile("../testdata/sample-pool.labels.jsonl")
+	f, err := os.Open("../testdata/sample-pool.labels.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	labels, err := poolgen.ReadLabels(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clean := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(f)), "\n") {
-		var l struct{ Path, Family, Defect string }
-		json.Unmarshal([]byte(line), &l)
+	for _, l := range labels {
 		if l.Family == "nl2bash" && l.Defect == "" {
 			clean[l.Path] = true
 		}
@@ -113,7 +98,7 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := docker(t)
+	d, runID := sandboxtest.Engine(t, "test-train-")
 	// Tasks the cold-start policy solves sometimes (pass rates 0.3-0.7
 	// in the difficulty test), so groups have variance and updates happen.
 	data := shellTasks(t, 0, "task-00025", "task-00030", "task-00043")
@@ -196,7 +181,7 @@ func TestTrainingStopsWhenTheEngineIsGone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := docker(t)
+	d, runID := sandboxtest.Engine(t, "test-train-")
 	seed := int64(1)
 	p := builtin.New(seed)
 	dir := filepath.Join(t.TempDir(), "run")

@@ -6,6 +6,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,10 +17,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
+	cpool "github.com/sourcegraph/conc/pool"
+
 	"github.com/otcurate/otcurate/agent"
+	"github.com/otcurate/otcurate/atomicfile"
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/pool"
@@ -277,38 +280,16 @@ func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, e
 	version := o.Learner.Version()
 
 	// Rollouts, Workers at a time.
-	sem := make(chan struct{}, o.Workers)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var runErr error
-	for i := range samples {
-		s := &samples[i]
-		t := tasks[idx[s.Group]].t
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return Metrics{}, ctx.Err()
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			h := &agent.Harness{Policy: o.Policy, Config: o.Harness,
-				Session: fmt.Sprintf("train/%d/%s/%d", step, s.Task, s.Index)}
-			a, err := agent.RunAttempt(ctx, o.Runner, t, h, o.Labels)
-			if err != nil {
-				mu.Lock()
-				runErr = err
-				mu.Unlock()
-				return
-			}
-			s.Attempt = a
-		}()
+	jobs := make([]job, len(samples))
+	for i, s := range samples {
+		jobs[i] = job{tasks[idx[s.Group]].t, fmt.Sprintf("train/%d/%s/%d", step, s.Task, s.Index)}
 	}
-	wg.Wait()
-	if runErr != nil {
-		return Metrics{}, runErr
+	attempts, err := o.attempts(ctx, o.Harness, jobs)
+	if err != nil {
+		return Metrics{}, err
+	}
+	for i := range samples {
+		samples[i].Attempt = attempts[i]
 	}
 	rollout := time.Since(t0)
 
@@ -394,36 +375,24 @@ func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
 	cfg := o.Harness
 	cfg.Sampling.Temperature = 0
 	res := EvalResult{Step: step, Tasks: len(tasks)}
-	var mu sync.Mutex
-	sem := make(chan struct{}, o.Workers)
-	var wg sync.WaitGroup
-	var runErr error
-	for _, tk := range tasks {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			h := &agent.Harness{Policy: o.Policy, Config: cfg, Session: "eval/" + tk.path}
-			a, err := agent.RunAttempt(ctx, o.Runner, tk.t, h, o.Labels)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				runErr = err
-			case a.Result.Outcome == trial.Scored:
-				res.Scored++
-				if a.Reward() >= 1 {
-					res.Passed++
-				}
-			default:
-				res.Failed = append(res.Failed, tk.path+": "+string(a.Result.Outcome))
-			}
-		}()
+	jobs := make([]job, len(tasks))
+	for i, tk := range tasks {
+		jobs[i] = job{tk.t, "eval/" + tk.path}
 	}
-	wg.Wait()
-	if runErr != nil {
-		return runErr
+	attempts, err := o.attempts(ctx, cfg, jobs)
+	if err != nil {
+		return err
+	}
+	for i, a := range attempts {
+		switch {
+		case a.Result.Outcome == trial.Scored:
+			res.Scored++
+			if a.Reward() >= 1 {
+				res.Passed++
+			}
+		default:
+			res.Failed = append(res.Failed, tasks[i].path+": "+string(a.Result.Outcome))
+		}
 	}
 	sort.Strings(res.Failed)
 	if res.Scored > 0 {
@@ -431,6 +400,29 @@ func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
 	}
 	o.Logger.Info("held-out evaluation", "step", step, "pass_rate", res.PassRate, "scored", res.Scored, "tasks", res.Tasks)
 	return appendJSONL(filepath.Join(o.RunDir, "eval.jsonl"), res)
+}
+
+// job is one episode to play: a task and the rollout's session id (which
+// seeds the built-in policy's draws).
+type job struct {
+	t       *trial.Task
+	session string
+}
+
+// attempts plays the jobs with cfg, Workers at a time, and returns their
+// attempts in job order. The error is the first cancellation.
+func (o Options) attempts(ctx context.Context, cfg agent.Config, jobs []job) ([]agent.Attempt, error) {
+	out := make([]agent.Attempt, len(jobs))
+	p := cpool.New().WithErrors().WithFirstError().WithMaxGoroutines(o.Workers)
+	for i, j := range jobs {
+		p.Go(func() error {
+			h := &agent.Harness{Policy: o.Policy, Config: cfg, Session: j.session}
+			a, err := agent.RunAttempt(ctx, o.Runner, j.t, h, o.Labels)
+			out[i] = a
+			return err
+		})
+	}
+	return out, p.Wait()
 }
 
 func checkpointName(step int) string { return fmt.Sprintf("checkpoints/step-%05d", step) }
@@ -453,28 +445,7 @@ func readState(dir string) (state, error) {
 }
 
 func writeState(dir string, st state) error {
-	b, _ := json.MarshalIndent(st, "", "  ")
-	tmp := filepath.Join(dir, "state.json.tmp")
-	if err := writeSync(tmp, b); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, "state.json"))
-}
-
-func writeSync(name string, b []byte) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.WriteJSON(filepath.Join(dir, "state.json"), st)
 }
 
 // appendJSONL appends one JSON line and syncs.
@@ -509,13 +480,10 @@ func truncateJSONL(name string, last int) error {
 		return err
 	}
 	var keep []byte
-	for len(b) > 0 {
-		i := indexByte(b, '\n')
-		if i < 0 {
+	for line := range bytes.Lines(b) {
+		if !bytes.HasSuffix(line, []byte("\n")) {
 			break // torn
 		}
-		line := b[:i+1]
-		b = b[i+1:]
 		var v struct {
 			Step int `json:"step"`
 		}
@@ -523,14 +491,5 @@ func truncateJSONL(name string, last int) error {
 			keep = append(keep, line...)
 		}
 	}
-	return writeSync(name, keep)
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
+	return atomicfile.Write(name, keep)
 }

@@ -84,9 +84,6 @@ func (NopActor) Act(context.Context, sandbox.Sandbox, *Task) (ActReport, error) 
 	return ActReport{}, nil
 }
 
-// OracleActor returns the oracle agent of this runner.
-func (r *Runner) OracleActor() OracleActor { return OracleActor{r: r} }
-
 // builtinActor maps the Agent shorthand to its actor.
 func builtinActor(r *Runner, a Agent) Actor {
 	if a == Oracle {

@@ -3,9 +3,6 @@ package trial_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -13,6 +10,7 @@ import (
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -33,27 +31,7 @@ func (c *countingBackend) Start(ctx context.Context, spec sandbox.StartSpec) (sa
 // that the run left no container behind.
 func engine(t *testing.T) (*countingBackend, string) {
 	t.Helper()
-	var b [4]byte
-	rand.Read(b[:])
-	runID := "test-trial-" + hex.EncodeToString(b[:])
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
-	if err != nil {
-		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
-			t.Fatalf("Docker required: %v", err)
-		}
-		t.Skipf("no Docker engine (set OTCURATE_REQUIRE_DOCKER=1 to fail instead): %v", err)
-	}
-	t.Cleanup(func() {
-		left, err := d.Containers(context.Background(), runID)
-		if err != nil {
-			t.Errorf("listing containers: %v", err)
-		}
-		if len(left) > 0 {
-			t.Errorf("run %s left %d containers: %v", runID, len(left), left)
-			d.GC(context.Background(), sandbox.GCOptions{Run: runID})
-		}
-		d.Close()
-	})
+	d, runID := sandboxtest.Engine(t, "test-trial-")
 	return &countingBackend{Backend: d}, runID
 }
 

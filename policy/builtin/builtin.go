@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/otcurate/otcurate/atomicfile"
 	"github.com/otcurate/otcurate/policy"
 )
 
@@ -252,29 +253,8 @@ type checkpoint struct {
 // Save writes the weights to path atomically.
 func (p *Policy) Save(path string) error {
 	p.mu.RLock()
-	c := checkpoint{Format: "otcurate-builtin-policy/1", Version: p.version, Seed: p.seed, Weights: p.w}
-	b, err := json.MarshalIndent(c, "", " ")
-	p.mu.RUnlock()
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	defer p.mu.RUnlock()
+	return atomicfile.WriteJSON(path, checkpoint{Format: "otcurate-builtin-policy/1", Version: p.version, Seed: p.seed, Weights: p.w})
 }
 
 // Load reads a checkpoint written by Save.
@@ -321,10 +301,4 @@ func (p *Policy) Weights() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// Describe explains a completion's tokens (for traces and debugging).
-func Describe(content string) string {
-	id := actionID(content)
-	return strings.TrimSpace(id)
 }

@@ -207,7 +207,7 @@ func templateDecision(s *state, tmpls []*template) decision {
 		if t.ID == s.last {
 			fs = append(fs, feat{p + "|again", 1})
 		}
-		if n := overlap(s.stems, t.Doc); n > 0 {
+		if n := overlap(s.stems, t.ID); n > 0 {
 			fs = append(fs, feat{"prior:overlap", float64(n)})
 		}
 		d.feats = append(d.feats, fs)
@@ -228,13 +228,25 @@ func slotDecision(t *template, slot string, cs []cand) decision {
 	return d
 }
 
-// overlap counts the instruction stems found in a description.
-func overlap(instr []string, doc string) int {
-	ds := stems(doc)
-	set := make(map[string]bool, len(ds))
-	for _, w := range ds {
-		set[w] = true
+// docStems are the stems of each template's description, by template id
+// (derived once from the constant tables).
+var docStems = func() map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, ts := range [][]template{solveTemplates, exploreTemplates} {
+		for _, t := range ts {
+			set := map[string]bool{}
+			for _, w := range stems(t.Doc) {
+				set[w] = true
+			}
+			out[t.ID] = set
+		}
 	}
+	return out
+}()
+
+// overlap counts the instruction stems found in a template's description.
+func overlap(instr []string, id string) int {
+	set := docStems[id]
 	n := 0
 	for _, w := range instr {
 		if set[w] {

@@ -32,6 +32,7 @@ type state struct {
 
 var (
 	codeSpan   = regexp.MustCompile("`([^`]+)`")
+	extSpan    = regexp.MustCompile(`^\*?\.[A-Za-z0-9]+$`) // `.log`, `*.txt`
 	numberRe   = regexp.MustCompile(`\b\d+\b`)
 	ordinalRe  = regexp.MustCompile(`\b(\d+)(?:st|nd|rd|th)\b|\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\s+(?:column|field)`)
 	wordRe     = regexp.MustCompile(`[A-Za-z][A-Za-z-]*`)
@@ -120,7 +121,7 @@ func extractCandidates(s *state, instr string) {
 		switch {
 		case strings.HasPrefix(text, "/"):
 			paths = append(paths, i)
-		case regexp.MustCompile(`^\*?\.[A-Za-z0-9]+$`).MatchString(text):
+		case extSpan.MatchString(text):
 			add(s, slotExt, strings.TrimLeft(text, "*."), "from=span")
 		case strings.Contains(text, ",") && !strings.Contains(text, " "):
 			headers = append(headers, strings.Split(text, ","))
