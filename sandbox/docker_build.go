@@ -218,7 +218,7 @@ func (d *Docker) imageBuild(ctx context.Context, tag, hash string, tarball []byt
 		},
 	})
 	if err != nil {
-		return buildOutput{log: newTail(buildLogMax)}, err
+		return buildOutput{log: NewTail(buildLogMax)}, err
 	}
 	defer resp.Body.Close()
 	return readBuildStream(resp.Body), nil
@@ -262,7 +262,7 @@ func buildFailure(parent, ctx context.Context, tag string, timeout time.Duration
 
 // buildOutput is what the JSON message stream of a build said.
 type buildOutput struct {
-	log       *headTail       // tail of the text output
+	log       *HeadTail       // tail of the text output
 	running   []string        // IDs of RUN-step containers, in order
 	removed   map[string]bool // IDs reported as removed
 	errMsg    string          // the build's error, if it failed
@@ -299,7 +299,7 @@ type buildMessage struct {
 
 // readBuildStream drains the whole stream.
 func readBuildStream(r io.Reader) buildOutput {
-	out := buildOutput{log: newTail(buildLogMax), removed: make(map[string]bool)}
+	out := buildOutput{log: NewTail(buildLogMax), removed: make(map[string]bool)}
 	dec := json.NewDecoder(bufio.NewReader(r))
 	for {
 		var m buildMessage

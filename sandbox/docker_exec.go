@@ -20,9 +20,9 @@ import (
 const DefaultMaxOutput = 1 << 20
 
 const (
-	// execMarkerVar tags every process of one exec through its environment,
+	// ExecMarkerVar tags every process of one exec through its environment,
 	// which children inherit, so a timed-out command can be killed whole.
-	execMarkerVar = "OTCURATE_EXEC"
+	ExecMarkerVar = "OTCURATE_EXEC"
 	// killTimeout bounds the kill of a timed-out command.
 	killTimeout = 10 * time.Second
 	// streamGrace is how long the output may keep flowing after the kill
@@ -44,7 +44,7 @@ func (s *dockerSandbox) Exec(ctx context.Context, req ExecRequest) (ExecResult, 
 		return ExecResult{}, errSandboxStopped
 	}
 	start := time.Now()
-	marker := newMarker()
+	marker := NewExecMarker()
 	execID, att, err := s.startExec(ctx, req, marker)
 	if err != nil {
 		return ExecResult{}, err
@@ -55,7 +55,7 @@ func (s *dockerSandbox) Exec(ctx context.Context, req ExecRequest) (ExecResult, 
 	if maxOut <= 0 {
 		maxOut = DefaultMaxOutput
 	}
-	stdout, stderr := newHeadTail(maxOut), newHeadTail(maxOut)
+	stdout, stderr := NewHeadTail(maxOut), NewHeadTail(maxOut)
 	timedOut, err := s.drain(ctx, &att, stdout, stderr, req, marker)
 	if err != nil {
 		return ExecResult{}, err
@@ -90,7 +90,7 @@ func (s *dockerSandbox) startExec(ctx context.Context, req ExecRequest, marker s
 	created, err := s.d.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
 		User:         req.User,
 		WorkingDir:   req.Workdir,
-		Env:          append(envList(req.Env), execMarkerVar+"="+marker),
+		Env:          append(EnvList(req.Env), ExecMarkerVar+"="+marker),
 		Cmd:          []string{"bash", "-c", req.Cmd},
 		AttachStdout: true,
 		AttachStderr: true,
@@ -186,12 +186,12 @@ func (s *dockerSandbox) execError(ctx context.Context, op string, err error) err
 	return engineError(ctx, op, err)
 }
 
-// killScript kills every process whose environment holds the marker
+// KillScript kills every process whose environment holds the marker
 // ($1), plus all their descendants, in a few passes (a process may fork
 // between the scan and the kill). It needs only bash and /proc. A process
 // of another user is visible to it only through its parent: reading
 // /proc/PID/environ needs the same uid (containers lack CAP_SYS_PTRACE).
-const killScript = `m="$1"; self=$$
+const KillScript = `m="$1"; self=$$
 for pass in 1 2 3 4; do
   declare -A kids=(); roots=()
   for d in /proc/[0-9]*; do
@@ -228,7 +228,7 @@ func (s *dockerSandbox) killExec(ctx context.Context, marker, user string) {
 		users = append(users, "") // the image's default user, perhaps not root
 	}
 	for _, u := range users {
-		if err := s.runQuiet(kctx, u, "bash", "-c", killScript, "otcurate-kill", execMarkerVar+"="+marker); err != nil {
+		if err := s.runQuiet(kctx, u, "bash", "-c", KillScript, "otcurate-kill", ExecMarkerVar+"="+marker); err != nil {
 			s.d.log.Warn("cannot kill a timed-out exec", "container", shortID(s.id), "user", u, "err", err)
 		}
 	}
@@ -278,8 +278,8 @@ func (s *dockerSandbox) isStopped() bool {
 	return s.stopped
 }
 
-// newMarker is a random exec tag.
-func newMarker() string {
+// NewExecMarker is a random exec tag.
+func NewExecMarker() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)

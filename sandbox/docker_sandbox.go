@@ -25,9 +25,9 @@ import (
 // it unset.
 const DefaultPidsLimit = 4096
 
-// logDirs are created world-writable in every sandbox, as Harbor does, so
+// LogDirs are created world-writable in every sandbox, as Harbor does, so
 // a non-root agent or verifier can write there.
-var logDirs = []string{"logs/agent", "logs/verifier", "logs/artifacts"}
+var LogDirs = []string{"logs/agent", "logs/verifier", "logs/artifacts"}
 
 // dockerSandbox is one running container.
 type dockerSandbox struct {
@@ -94,7 +94,7 @@ func (d *Docker) containerConfig(spec StartSpec) (*container.Config, *container.
 	cfg := &container.Config{
 		Image:      spec.Image.Ref,
 		Cmd:        []string{"sleep", "infinity"}, // Entrypoint left nil: the image's is kept
-		Env:        envList(spec.Env),
+		Env:        EnvList(spec.Env),
 		WorkingDir: spec.Workdir,
 		Labels:     labels,
 	}
@@ -213,7 +213,7 @@ func isEntrypointFailure(err error) bool {
 func (s *dockerSandbox) makeLogDirs(ctx context.Context) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, dir := range logDirs {
+	for _, dir := range LogDirs {
 		hdr := &tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o777, ModTime: time.Unix(0, 0)}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
@@ -258,7 +258,7 @@ func (s *dockerSandbox) logTail(ctx context.Context) string {
 		return ""
 	}
 	defer rc.Close()
-	out := newTail(buildLogMax)
+	out := NewTail(buildLogMax)
 	_, _ = stdcopy.StdCopy(out, out, io.LimitReader(rc, 1<<20))
 	return out.String()
 }
@@ -269,6 +269,21 @@ func (s *dockerSandbox) logTail(ctx context.Context) string {
 // failures make the environment unhealthy; each check is limited to
 // timeout_sec.
 func (s *dockerSandbox) waitHealthy(ctx context.Context, hc *bundle.Healthcheck) error {
+	return WaitHealthy(ctx, hc, s.Exec, s.pause, s.exitedError)
+}
+
+// WaitHealthy runs a task's [environment.healthcheck] command (as root)
+// until it passes, with Docker's HEALTHCHECK semantics: during
+// start_period_sec failures do not count and checks come every
+// start_interval_sec; after it, retries failures in a row at interval_sec
+// make a *HealthcheckError. pause waits and fails early when the sandbox's
+// main process exits; exited returns the *HealthcheckError of a sandbox
+// that is no longer running (nil while it runs). Every backend shares it,
+// so a healthcheck means the same on all of them.
+func WaitHealthy(ctx context.Context, hc *bundle.Healthcheck,
+	exec func(context.Context, ExecRequest) (ExecResult, error),
+	pause func(context.Context, time.Duration) error,
+	exited func(context.Context) error) error {
 	interval := seconds(hc.IntervalSec, 5*time.Second)
 	timeout := seconds(hc.TimeoutSec, 30*time.Second)
 	startInterval := seconds(hc.StartIntervalSec, 5*time.Second)
@@ -277,21 +292,20 @@ func (s *dockerSandbox) waitHealthy(ctx context.Context, hc *bundle.Healthcheck)
 
 	startDeadline := time.Now().Add(startPeriod)
 	if startPeriod > 0 {
-		if err := s.pause(ctx, min(startInterval, startPeriod)); err != nil {
+		if err := pause(ctx, min(startInterval, startPeriod)); err != nil {
 			return err
 		}
 	}
 	failures := 0
 	for attempt := 1; ; attempt++ {
-		res, err := s.Exec(ctx, ExecRequest{Cmd: hc.Command, User: "root", Timeout: timeout, MaxOutput: 8 << 10})
+		res, err := exec(ctx, ExecRequest{Cmd: hc.Command, User: "root", Timeout: timeout, MaxOutput: 8 << 10})
 		if err != nil {
-			if exited := s.exitedError(ctx); exited != nil {
-				return exited
+			if e := exited(ctx); e != nil {
+				return e
 			}
 			return err
 		}
 		if res.ExitCode == 0 && !res.TimedOut {
-			s.d.log.Debug("healthcheck passed", "container", shortID(s.id), "attempt", attempt)
 			return nil
 		}
 		var delay time.Duration
@@ -300,15 +314,15 @@ func (s *dockerSandbox) waitHealthy(ctx context.Context, hc *bundle.Healthcheck)
 		} else {
 			failures++
 			if failures >= retries {
-				if exited := s.exitedError(ctx); exited != nil {
-					return exited
+				if e := exited(ctx); e != nil {
+					return e
 				}
 				return &HealthcheckError{Command: hc.Command, Attempts: attempt, ExitCode: res.ExitCode,
 					TimedOut: res.TimedOut, Output: string(res.Stdout) + string(res.Stderr)}
 			}
 			delay = interval
 		}
-		if err := s.pause(ctx, delay); err != nil {
+		if err := pause(ctx, delay); err != nil {
 			return err
 		}
 	}
@@ -375,8 +389,8 @@ func removeContainer(ctx context.Context, cli *client.Client, id string) error {
 	}
 }
 
-// envList renders an environment map as sorted KEY=value pairs.
-func envList(env map[string]string) []string {
+// EnvList renders an environment map as sorted KEY=value pairs.
+func EnvList(env map[string]string) []string {
 	if len(env) == 0 {
 		return nil
 	}

@@ -30,12 +30,12 @@ func (s *dockerSandbox) OpenTerminal(ctx context.Context, spec TerminalSpec) (Te
 	if len(spec.Cmd) == 0 {
 		spec.Cmd = []string{"bash", "--noediting", "--noprofile", "--norc", "-i"}
 	}
-	marker := newMarker()
+	marker := NewExecMarker()
 	size := client.ConsoleSize{Height: uint(spec.Rows), Width: uint(spec.Cols)}
 	created, err := s.d.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
 		User:         spec.User,
 		WorkingDir:   spec.Workdir,
-		Env:          append(envList(spec.Env), execMarkerVar+"="+marker),
+		Env:          append(EnvList(spec.Env), ExecMarkerVar+"="+marker),
 		Cmd:          spec.Cmd,
 		TTY:          true,
 		ConsoleSize:  size,

@@ -343,7 +343,7 @@ func TestDockerEngineDropsConnections(t *testing.T) {
 }
 
 func TestHeadTail(t *testing.T) {
-	b := newHeadTail(10)
+	b := NewHeadTail(10)
 	for i := 0; i < 100; i++ {
 		fmt.Fprintf(b, "%d,", i)
 	}
@@ -351,17 +351,17 @@ func TestHeadTail(t *testing.T) {
 	if !strings.HasPrefix(got, "0,1,2") || !strings.HasSuffix(got, "8,99,") || len(got) != 10 || !b.Truncated() {
 		t.Errorf("got %q truncated=%v", got, b.Truncated())
 	}
-	small := newHeadTail(10)
+	small := NewHeadTail(10)
 	small.Write([]byte("abcdefgh"))
 	if small.String() != "abcdefgh" || small.Truncated() {
 		t.Errorf("small = %q truncated=%v", small.String(), small.Truncated())
 	}
-	big := newHeadTail(4)
+	big := NewHeadTail(4)
 	big.Write([]byte("0123456789"))
 	if big.String() != "0189" {
 		t.Errorf("big = %q", big.String())
 	}
-	tail := newTail(3)
+	tail := NewTail(3)
 	tail.Write([]byte("ab"))
 	tail.Write([]byte("cd"))
 	if tail.String() != "bcd" {
@@ -385,11 +385,11 @@ func TestImageTagAndChecks(t *testing.T) {
 		t.Error("looksOffline misclassifies")
 	}
 	// The engine's own failures are infrastructure, a RUN step's are the task's.
-	docker0 := buildOutput{log: newTail(buildLogMax), errMsg: "failed to create endpoint x on network bridge: adding interface veth1 to bridge docker0 failed: could not find bridge docker0: route ip+net: no such network interface"}
+	docker0 := buildOutput{log: NewTail(buildLogMax), errMsg: "failed to create endpoint x on network bridge: adding interface veth1 to bridge docker0 failed: could not find bridge docker0: route ip+net: no such network interface"}
 	if err := buildFailure(context.Background(), context.Background(), "t", 0, docker0, nil); !IsInfra(err) {
 		t.Errorf("missing bridge: %v, want an infrastructure error", err)
 	}
-	exit3 := buildOutput{log: newTail(buildLogMax), errMsg: "The command '/bin/sh -c exit 3' returned a non-zero code: 3"}
+	exit3 := buildOutput{log: NewTail(buildLogMax), errMsg: "The command '/bin/sh -c exit 3' returned a non-zero code: 3"}
 	if err := buildFailure(context.Background(), context.Background(), "t", 0, exit3, nil); !errors.As(err, &be) {
 		t.Errorf("RUN exit 3: %v, want a BuildError", err)
 	}

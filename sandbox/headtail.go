@@ -1,9 +1,9 @@
 package sandbox
 
-// headTail is an io.Writer that keeps the first headCap and the last
+// HeadTail is an io.Writer that keeps the first headCap and the last
 // tailCap bytes written to it and drops the middle, so its memory stays
 // bounded whatever the volume of output.
-type headTail struct {
+type HeadTail struct {
 	headCap int
 	head    []byte
 	ring    []byte // tail storage, allocated lazily, len == tailCap
@@ -13,17 +13,17 @@ type headTail struct {
 	total   int64
 }
 
-// newHeadTail keeps max bytes in all: half head, half tail.
-func newHeadTail(max int) *headTail {
+// NewHeadTail keeps max bytes in all: half head, half tail.
+func NewHeadTail(max int) *HeadTail {
 	h := max / 2
-	return &headTail{headCap: h, tailCap: max - h}
+	return &HeadTail{headCap: h, tailCap: max - h}
 }
 
-// newTail keeps only the last max bytes.
-func newTail(max int) *headTail { return &headTail{tailCap: max} }
+// NewTail keeps only the last max bytes.
+func NewTail(max int) *HeadTail { return &HeadTail{tailCap: max} }
 
 // Write never fails.
-func (b *headTail) Write(p []byte) (int, error) {
+func (b *HeadTail) Write(p []byte) (int, error) {
 	n := len(p)
 	b.total += int64(n)
 	if room := b.headCap - len(b.head); room > 0 {
@@ -50,13 +50,13 @@ func (b *headTail) Write(p []byte) (int, error) {
 }
 
 // Truncated reports whether bytes were dropped.
-func (b *headTail) Truncated() bool { return b.total > int64(len(b.head)+b.tailLen) }
+func (b *HeadTail) Truncated() bool { return b.total > int64(len(b.head)+b.tailLen) }
 
 // Total is the number of bytes written, kept or not.
-func (b *headTail) Total() int64 { return b.total }
+func (b *HeadTail) Total() int64 { return b.total }
 
 // Bytes returns the kept head followed by the kept tail.
-func (b *headTail) Bytes() []byte {
+func (b *HeadTail) Bytes() []byte {
 	out := make([]byte, 0, len(b.head)+b.tailLen)
 	out = append(out, b.head...)
 	if b.tailLen < b.tailCap {
@@ -67,4 +67,4 @@ func (b *headTail) Bytes() []byte {
 }
 
 // String returns Bytes as a string.
-func (b *headTail) String() string { return string(b.Bytes()) }
+func (b *HeadTail) String() string { return string(b.Bytes()) }
