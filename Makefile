@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/otcurate
 DEMO := out/demo
 
-.PHONY: all setup build test test-short vet fmt demo bench proof clean
+.PHONY: all setup build test test-kube test-short vet fmt demo bench proof clean
 
 all: build
 
@@ -32,6 +32,12 @@ test: setup vet
 	@fleet=$$(scripts/fleet.sh up 2) && \
 	OTCURATE_REQUIRE_DOCKER=1 OTCURATE_FLEET=$$fleet $(GO) test -p 1 -count=1 -timeout 40m ./...; \
 	status=$$?; scripts/fleet.sh down; exit $$status
+
+# The Kubernetes tier: a real single-node cluster built from source (once,
+# ~15 minutes; cached in /var/cache/otcurate), the Kubernetes backend's
+# tests, and Docker-vs-Kubernetes parity through an Indexed Job + merge.
+test-kube: setup build
+	scripts/test-kube.sh
 
 test-short: build
 	$(GO) test -short ./...

@@ -230,9 +230,11 @@ everything otcurate created on this engine.`,
 }
 
 // newBackend connects to the sandbox backend --docker-host names: one
-// Docker engine, a fleet ("HOST[=CAPACITY],..."), or "daytona".
+// Docker engine, a fleet ("HOST[=CAPACITY],..."), "daytona" or "kube".
 func newBackend(cmd *cobra.Command, g *globals, host, runID string) (sandbox.Backend, error) {
 	switch {
+	case host == "kube":
+		return newKubeBackend(cmd, g, runID)
 	case host == "daytona":
 		return backend(daytona.New(cmd.Context(), daytona.Options{APIURL: os.Getenv("DAYTONA_API_URL"), APIKey: os.Getenv("DAYTONA_API_KEY"),
 			Target: os.Getenv("DAYTONA_TARGET"), RunID: runID, Logger: g.logger}))
@@ -256,7 +258,7 @@ func backend[B sandbox.Backend](b B, err error) (sandbox.Backend, error) {
 }
 
 // dockerHostHelp documents --docker-host.
-const dockerHostHelp = "Docker engine endpoint (default: DOCKER_HOST or the local socket); several as HOST[=CAPACITY],... run a fleet; \"daytona\" uses the Daytona API (DAYTONA_API_KEY, DAYTONA_API_URL, DAYTONA_TARGET)"
+const dockerHostHelp = "Docker engine endpoint (default: DOCKER_HOST or the local socket); several as HOST[=CAPACITY],... run a fleet; \"daytona\" uses the Daytona API (DAYTONA_API_KEY, DAYTONA_API_URL, DAYTONA_TARGET); \"kube\" runs pods on Kubernetes (see otcurate help kube)"
 
 // openSandbox connects to the Docker engine (or, when host lists several
 // engines, "HOST[=CAPACITY],...", to a fleet of them) for a run and first

@@ -97,6 +97,7 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 		newReportCmd(g),
 		newMergeCmd(g),
 		newSandboxCmd(g),
+		newKubeHelpCmd(),
 	)
 	return root
 }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The Kubernetes tier of the tests (make test-kube; .ci/run runs it too):
+#
+#  1. start the single-node cluster (scripts/kube.sh up: the first run on a
+#     machine builds Kubernetes, ~15 min; later runs reuse the binaries);
+#  2. the Kubernetes backend's Go tests against it (sandbox/kube);
+#  3. backend parity and sharding: a generated pool with deterministic
+#     defects is curated once on the Docker backend, and once as an Indexed
+#     Job of SHARDS shards whose sandboxes are pods of the cluster
+#     (deploy/kubernetes/*.yaml, rendered) followed by the merge Job; the two
+#     runs must agree on every decision (path, stage, verdict, reason), on
+#     the kept set and on the output parquet's bytes, and leave no pod;
+#  4. stop the cluster and remove what it leaves behind.
+#
+# Needs the Docker engine (make setup) and root.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH=/usr/local/go/bin:$PATH
+SHARDS=${SHARDS:-2}
+TASKS=${TASKS:-16}
+WORK=${WORK:-/var/lib/otcurate/kube-test}
+BIN=bin/otcurate
+log() { printf '[test-kube] %s\n' "$*" >&2; }
+
+cleanup() {
+	local status=$?
+	if ((status != 0)) && [[ -x $KUBE_BIN_DIR/kubectl ]]; then
+		log "failed; pods and jobs:"
+		scripts/kube.sh kubectl get pods,jobs -A -o wide >&2 || true
+		for p in $(scripts/kube.sh kubectl get pods -l app=otcurate -o name 2>/dev/null); do
+			scripts/kube.sh kubectl logs "$p" --tail 40 >&2 || true
+		done
+	fi
+	scripts/kube.sh down || true
+	exit $status
+}
+KUBE_BIN_DIR=${KUBE_CACHE:-/var/cache/otcurate/kube-v1.37.2}/bin
+trap cleanup EXIT
+
+scripts/kube.sh up
+eval "$(scripts/kube.sh env | sed 's/^/export /')"
+kctl() { scripts/kube.sh kubectl "$@"; }
+# job_wait NAME SECONDS: until the Job is Complete; fail at once when it
+# is Failed.
+job_wait() {
+	local t0=$SECONDS conds
+	while ((SECONDS - t0 < $2)); do
+		conds=$(kctl get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type} {end}')
+		case " $conds " in
+		*" Complete "*) return 0 ;;
+		*" Failed "*)
+			log "job $1 failed"
+			return 1
+			;;
+		esac
+		sleep 2
+	done
+	log "job $1 not complete after $2 s"
+	return 1
+}
+
+log "Go tests of the Kubernetes backend"
+OTCURATE_REQUIRE_KUBE=1 OTCURATE_REQUIRE_DOCKER=1 go test -count=1 -timeout 20m ./sandbox/kube/
+
+log "parity: $TASKS generated tasks on Docker vs $SHARDS Indexed-Job shards on Kubernetes + merge"
+go build -o "$BIN" ./cmd/otcurate
+rm -rf "$WORK"
+mkdir -p "$WORK/data/out" "$WORK/image"
+# Deterministic defects only (no timing-based ones: those depend on the load).
+"$BIN" gen-pool -n "$TASKS" --seed 7 -o "$WORK/data/pool.parquet" \
+	--rates "nop_passes=0.15,wrong_oracle=0.15,reward_missing=0.1,build_fails=0.1,tests_in_image=0.1,duplicate=0.1"
+FLAGS="--flaky-repeats 2 --seed 3"
+# shellcheck disable=SC2086 # FLAGS is a word list
+"$BIN" build --pool "$WORK/data/pool.parquet" -o "$WORK/docker.parquet" --run-dir "$WORK/docker-run" $FLAGS --target 5 --log-level warn
+
+cp "$BIN" /usr/bin/ctr "$WORK/image/"
+docker build -q -f deploy/kubernetes/Dockerfile -t otcurate-runner:test "$WORK/image" >/dev/null
+scripts/kube.sh load otcurate-runner:test
+export JOB_NAME=otc-parity IMAGE=otcurate-runner:test SHARDS PARALLELISM=$SHARDS POOL=pool.parquet OUT=out \
+	REQUEST_RATIO=0.1 API_HOST=$OTCURATE_KUBE_HOST_IP API_PORT=6443 DATA_DIR="$WORK/data" \
+	BUILD_FLAGS="$FLAGS --log-level warn" MERGE_FLAGS="--target 5 --seed 3"
+kctl apply -f deploy/kubernetes/rbac.yaml >/dev/null
+t0=$SECONDS
+envsubst <deploy/kubernetes/indexed-job.yaml | kctl apply -f - >/dev/null
+job_wait "$JOB_NAME" 1800
+log "Indexed Job complete in $((SECONDS - t0)) s"
+envsubst <deploy/kubernetes/merge-job.yaml | kctl apply -f - >/dev/null
+job_wait "$JOB_NAME-merge" 300
+
+left=$(kctl get pods -l otcurate=1 -o name)
+[[ -z $left ]] || {
+	log "sandbox pods left behind: $left"
+	exit 1
+}
+verdicts() { python3 -c '
+import json, sys
+rows = sorted((d["path"], d["stage"], d["verdict"], d["reason"]) for d in map(json.loads, open(sys.argv[1])))
+print("\n".join("\t".join(r) for r in rows))' "$1"; }
+if ! diff <(verdicts "$WORK/docker-run/decisions.jsonl") <(verdicts "$WORK/data/out/run/decisions.jsonl") >"$WORK/verdicts.diff"; then
+	log "Docker and Kubernetes verdicts differ:"
+	cat "$WORK/verdicts.diff" >&2
+	exit 1
+fi
+cmp "$WORK/docker.parquet" "$WORK/data/out/tasks.parquet" || {
+	log "the output parquets differ"
+	exit 1
+}
+log "parity holds: $(verdicts "$WORK/docker-run/decisions.jsonl" | wc -l) decisions," \
+	"$(verdicts "$WORK/docker-run/decisions.jsonl" | awk -F'\t' '$3=="drop"' | wc -l) drops, identical output"
+kctl delete job "$JOB_NAME" "$JOB_NAME-merge" --wait=false >/dev/null
