@@ -27,9 +27,10 @@ fmt:
 # The sandbox tests must not skip silently in CI: they need the engine.
 # -p 1: packages one at a time, so the timing-sensitive sandbox tests of
 # different packages do not compete for the two cores (about 10 minutes).
-# Two extra engines (scripts/fleet.sh) serve the fleet backend's tests.
+# Two extra engines (scripts/fleet.sh) serve the fleet backend's tests, and
+# an sshd in front of the main engine its ssh:// test.
 test: setup vet
-	@fleet=$$(scripts/fleet.sh up 2) && \
+	@fleet=$$(scripts/fleet.sh up 2) && eval "$$(scripts/fleet.sh ssh)" && \
 	OTCURATE_REQUIRE_DOCKER=1 OTCURATE_FLEET=$$fleet $(GO) test -p 1 -count=1 -timeout 40m ./...; \
 	status=$$?; scripts/fleet.sh down; exit $$status
 

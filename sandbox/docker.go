@@ -18,7 +18,7 @@ import (
 
 // DockerOptions configure the Docker backend.
 type DockerOptions struct {
-	Host   string // engine endpoint; "" = DOCKER_HOST or the default socket
+	Host   string // engine endpoint: unix://, tcp:// (TLS from DOCKER_CERT_PATH, DOCKER_TLS_VERIFY) or ssh://[user@]host[:port]; "" = DOCKER_HOST or the default socket
 	RunID  string // label value for everything this process creates
 	Logger *slog.Logger
 }
@@ -55,7 +55,14 @@ const (
 // engine_unavailable.
 func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 	clientOpts := []client.Opt{client.FromEnv}
-	if opts.Host != "" {
+	switch {
+	case strings.HasPrefix(opts.Host, "ssh://"):
+		sshOpts, err := sshOptions(opts.Host)
+		if err != nil {
+			return nil, err
+		}
+		clientOpts = append(clientOpts, sshOpts...)
+	case opts.Host != "":
 		clientOpts = append(clientOpts, client.WithHost(opts.Host))
 	}
 	cli, err := client.New(clientOpts...)

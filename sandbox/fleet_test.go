@@ -227,3 +227,78 @@ func TestFleetSurvivesEngineLoss(t *testing.T) {
 	}
 	t.Logf("placements %v (victim %s killed after its first sandboxes started)", f.Placements(), victim)
 }
+
+// TestFleetSSHEngine reaches an engine over ssh:// (sshd + `docker system
+// dial-stdio` on the far side, as with `docker -H ssh://`): a build, a
+// sandbox, an exec with output and exit code, a timeout, a terminal (a
+// hijacked, half-closed stream) and files, in a fleet beside a local
+// engine. make test sets OTCURATE_SSH_ENGINE and OTCURATE_SSH_FLAGS from
+// scripts/fleet.sh ssh.
+func TestFleetSSHEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs sshd and a Docker engine")
+	}
+	host := os.Getenv("OTCURATE_SSH_ENGINE")
+	if host == "" {
+		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
+			t.Fatal("OTCURATE_SSH_ENGINE is not set: scripts/fleet.sh ssh prints it")
+		}
+		t.Skip("OTCURATE_SSH_ENGINE not set (scripts/fleet.sh ssh)")
+	}
+	// The ssh engine alone (capacity 1 each, so the second sandbox lands on it).
+	f, _ := newFleet(t, []sandbox.FleetEngine{{Host: "unix:///var/run/docker.sock"}, {Host: host}}, 1)
+	ctx := context.Background()
+	env := testEnvironment("ssh")
+	img, err := f.Build(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sbs []sandbox.Sandbox
+	for range 2 {
+		sb, err := f.Start(ctx, sandbox.StartSpec{Image: img, Workdir: "/app"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sbs = append(sbs, sb)
+	}
+	if p := f.Placements(); p[host] != 1 {
+		t.Fatalf("placements %v: want one sandbox on %s", p, host)
+	}
+	for _, sb := range sbs {
+		r, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "cat /marker; pwd; echo err >&2; exit 3"})
+		if err != nil || string(r.Stdout) != "ssh\n/app\n" || string(r.Stderr) != "err\n" || r.ExitCode != 3 {
+			t.Errorf("exec: %q %q %d, %v", r.Stdout, r.Stderr, r.ExitCode, err)
+		}
+		if r, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "sleep 60", Timeout: time.Second}); err != nil || !r.TimedOut {
+			t.Errorf("timeout: %+v, %v", r, err)
+		}
+		if err := sb.Upload(ctx, "/tests", []bundle.Entry{{Name: "x.txt", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("over ssh")}}); err != nil {
+			t.Error(err)
+		}
+		if data, err := sb.Download(ctx, "/tests/x.txt", 100); err != nil || string(data) != "over ssh" {
+			t.Errorf("download: %q, %v", data, err)
+		}
+		term, err := sb.OpenTerminal(ctx, sandbox.TerminalSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		term.Write([]byte("echo $((40+2))z\nexit\n"))
+		var screen bytes.Buffer
+		deadline := time.Now().Add(20 * time.Second)
+		buf := make([]byte, 4096)
+		for !strings.Contains(screen.String(), "42z") && time.Now().Before(deadline) {
+			n, err := term.Read(buf)
+			screen.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		term.Close()
+		if !strings.Contains(screen.String(), "42z") {
+			t.Errorf("terminal: %q", screen.String())
+		}
+		if err := sb.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -9,7 +9,12 @@
 #   scripts/fleet.sh up N     start engines 1..N (idempotent); prints the
 #                             --docker-host list of the main engine + them
 #   scripts/fleet.sh hosts N  print that list
-#   scripts/fleet.sh down     stop every engine this script started
+#   scripts/fleet.sh ssh      start an sshd on 127.0.0.1:2222 in front of the
+#                             main engine (what an ssh:// engine needs: sshd
+#                             and the docker CLI); prints, for eval, the
+#                             engine URL and the OTCURATE_SSH_FLAGS that
+#                             reach it
+#   scripts/fleet.sh down     stop every engine (and the sshd) this script started
 #
 # The main engine must answer (make setup).
 set -euo pipefail
@@ -69,8 +74,44 @@ up() {
 	hosts "$n"
 }
 
+SSH_PORT=2222
+
+ssh_up() {
+	local dir=$ROOT/ssh
+	if ! [ -x /usr/sbin/sshd ]; then
+		log "installing openssh-server"
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d # no init system: do not start the service
+		chmod +x /usr/sbin/policy-rc.d
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null; }
+		rm -f /usr/sbin/policy-rc.d
+	fi
+	mkdir -p "$dir" /run/sshd
+	[ -f "$dir/host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"
+	[ -f "$dir/client_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/client_key"
+	cp "$dir/client_key.pub" "$dir/authorized_keys"
+	if ! { [ -f "$RUN/sshd.pid" ] && kill -0 "$(cat "$RUN/sshd.pid")" 2>/dev/null; }; then
+		/usr/sbin/sshd -f /dev/null -h "$dir/host_key" -o ListenAddress=127.0.0.1 -o Port=$SSH_PORT \
+			-o PidFile="$RUN/sshd.pid" -o AuthorizedKeysFile="$dir/authorized_keys" -o PermitRootLogin=prohibit-password \
+			-o PasswordAuthentication=no -o StrictModes=no -o UsePAM=no -o MaxStartups=100 -o MaxSessions=100 \
+			-E /var/log/otcurate-fleet-sshd.log
+	fi
+	local flags="-i $dir/client_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+	for _ in $(seq 50); do
+		# shellcheck disable=SC2086 # flags is a word list
+		ssh -o BatchMode=yes $flags -p $SSH_PORT root@127.0.0.1 true 2>/dev/null && break
+		sleep 0.2
+	done
+	printf 'export OTCURATE_SSH_ENGINE=%q\n' "ssh://root@127.0.0.1:$SSH_PORT"
+	printf 'export OTCURATE_SSH_FLAGS=%q\n' "$flags"
+}
+
 down() {
 	local p pid
+	if [ -f "$RUN/sshd.pid" ]; then
+		kill "$(cat "$RUN/sshd.pid")" 2>/dev/null || true
+		rm -f "$RUN/sshd.pid"
+	fi
 	for p in "$RUN"/engine*.pid; do
 		[ -f "$p" ] || continue
 		pid=$(cat "$p")
@@ -89,9 +130,10 @@ down() {
 case "${1:-}" in
 up) up "${2:?N}" ;;
 hosts) hosts "${2:?N}" ;;
+ssh) ssh_up ;;
 down) down ;;
 *)
-	echo "usage: $0 up N | hosts N | down" >&2
+	echo "usage: $0 up N | hosts N | ssh | down" >&2
 	exit 2
 	;;
 esac
