@@ -10,7 +10,10 @@
 #     (deploy/kubernetes/*.yaml, rendered) followed by the merge Job; the two
 #     runs must agree on every decision (path, stage, verdict, reason), on
 #     the kept set and on the output parquet's bytes, and leave no pod;
-#  4. stop the cluster and remove what it leaves behind.
+#  4. interrupts: Ctrl-C of a Kubernetes-backed build leaves no pod; after a
+#     SIGKILL the resumed run's janitor removes the orphaned pods, and the
+#     resumed run still gives the Docker run's decisions and output;
+#  5. stop the cluster and remove what it leaves behind.
 #
 # Needs the Docker engine (make setup) and root.
 set -euo pipefail
@@ -110,3 +113,42 @@ cmp "$WORK/docker.parquet" "$WORK/data/out/tasks.parquet" || {
 log "parity holds: $(verdicts "$WORK/docker-run/decisions.jsonl" | wc -l) decisions," \
 	"$(verdicts "$WORK/docker-run/decisions.jsonl" | awk -F'\t' '$3=="drop"' | wc -l) drops, identical output"
 kctl delete job "$JOB_NAME" "$JOB_NAME-merge" --wait=false >/dev/null
+
+log "interrupts: Ctrl-C leaves no pod; SIGKILL leaves pods that the resumed run's janitor removes"
+export OTCURATE_KUBE_REQUEST_RATIO=0.1
+pods() { kctl get pods -l otcurate=1 -o name; }
+wait_pod() {
+	local t0=$SECONDS
+	until [[ -n $(pods) ]]; do
+		((SECONDS - t0 < 300)) || { log "no sandbox pod appeared"; return 1; }
+		sleep 0.3
+	done
+}
+# shellcheck disable=SC2206 # FLAGS is a word list
+build_kube=("$BIN" build --pool "$WORK/data/pool.parquet" -o "$WORK/int.parquet" --run-dir "$WORK/int-run"
+	--docker-host kube $FLAGS --target 5 --log-level warn --no-progress)
+# Started directly (not through a function), so $! is otcurate itself.
+"${build_kube[@]}" >/dev/null 2>&1 &
+pid=$!
+wait_pod
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+[[ $status == 130 ]] || { log "interrupted build exited $status, want 130"; exit 1; }
+left=$(pods)
+[[ -z $left ]] || { log "Ctrl-C left pods: $left"; exit 1; }
+"${build_kube[@]}" >/dev/null 2>&1 &
+pid=$!
+wait_pod
+kill -KILL "$pid"
+wait "$pid" || true
+[[ -n $(pods) ]] || log "(the SIGKILL came between two sandboxes: no pod to clean up)"
+"${build_kube[@]}" >"$WORK/int.log" 2>&1 || { cat "$WORK/int.log" >&2; exit 1; }
+left=$(pods)
+[[ -z $left ]] || { log "the resumed run left pods: $left"; exit 1; }
+diff <(verdicts "$WORK/docker-run/decisions.jsonl") <(verdicts "$WORK/int-run/decisions.jsonl") >/dev/null || {
+	log "the interrupted and resumed Kubernetes run disagrees with the Docker run"
+	exit 1
+}
+cmp "$WORK/docker.parquet" "$WORK/int.parquet"
+log "interrupts: no pod left; the resumed run gives the Docker run's decisions and output ($(grep -o 'verdicts reused[^;]*\|[0-9]* verdicts reused from the ledger' "$WORK/int.log" | head -1))"

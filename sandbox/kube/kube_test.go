@@ -242,6 +242,25 @@ func TestKubeStartFailures(t *testing.T) {
 		}
 		t.Errorf("image missing on the node: %v, want an infrastructure error", err)
 	}
+	// A pod no node can take (a request far beyond the node) is a capacity
+	// problem: infrastructure, after the start timeout, and deleted.
+	engine, bigRun := sandboxtest.Engine(t, "test-kube-big-")
+	big, err := kube.New(ctx, kube.Options{Kubeconfig: os.Getenv("OTCURATE_KUBECONFIG"), RunID: bigRun,
+		Builder: engine, Loader: kube.Containerd{Address: os.Getenv("OTCURATE_KUBE_CONTAINERD")}, StartTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err = big.Start(ctx, sandbox.StartSpec{Image: img, Resources: sandbox.Resources{CPUs: 512}})
+	var ie *sandbox.InfraError
+	if !errors.As(err, &ie) || ie.Kind != "start_timeout" || !strings.Contains(err.Error(), "not scheduled") {
+		if sb != nil {
+			sb.Stop(ctx)
+		}
+		t.Errorf("unschedulable pod: %v, want a start_timeout infrastructure error naming the scheduling", err)
+	}
+	if rep, _ := big.GC(ctx, sandbox.GCOptions{Run: bigRun}); len(rep.Containers) > 0 {
+		t.Errorf("the unschedulable pod was left behind: %v", rep.Containers)
+	}
 }
 
 // TestKubeRegistryLoader ships an environment through a registry (the
