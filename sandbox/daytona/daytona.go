@@ -510,12 +510,6 @@ func (s *daytonaSandbox) Download(ctx context.Context, path string, max int64) (
 	return data, nil
 }
 
-// OpenTerminal implements sandbox.Sandbox: not on this backend yet (the
-// toolbox's PTY sessions are a websocket protocol).
-func (s *daytonaSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec) (sandbox.Terminal, error) {
-	return nil, &sandbox.InfraError{Kind: "backend_unsupported", Err: errors.New("the daytona backend has no interactive terminals yet (agent episodes need the Docker backend)")}
-}
-
 // Stop implements sandbox.Sandbox: delete, even when ctx is cancelled.
 func (s *daytonaSandbox) Stop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)

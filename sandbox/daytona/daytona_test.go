@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/daytona"
@@ -115,6 +117,40 @@ func TestDaytonaVerifierContract(t *testing.T) {
 	if r, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "sleep 30", Timeout: time.Second}); err != nil || !r.TimedOut {
 		t.Errorf("timeout: %+v, %v", r, err)
 	}
+	// The agent harness's shell on a Daytona terminal (tmux in the
+	// sandbox): state persists between commands, a heredoc, Ctrl-C of a
+	// running command, the user and the workdir.
+	sh, err := agent.OpenShell(ctx, sb, "nobody", "/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Wait(ctx, 1, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	sh.Take()
+	steps := []struct {
+		keys string
+		want string
+	}{
+		{"X=$((6*7)); echo \"$X at $(pwd) as $(id -un)\"\n", "42 at /tmp as nobody"},
+		{"cat > /tmp/h.txt <<'EOF'\nline $X\nEOF\ncat /tmp/h.txt\n", "line $X"},
+		{"sleep 100\n", ""},
+		{"\x03", ""},
+		{"echo after-ctrl-c $X\n", "after-ctrl-c 42"},
+	}
+	for _, st := range steps {
+		max := 20 * time.Second
+		if st.keys == "sleep 100\n" {
+			max = 2 * time.Second
+		}
+		if err := sh.Send(ctx, []byte(st.keys), max); err != nil {
+			t.Fatalf("send %q: %v", st.keys, err)
+		}
+		if out := sh.Take(); st.want != "" && !strings.Contains(out, st.want) {
+			t.Errorf("after %q the screen is %q, want %q", st.keys, out, st.want)
+		}
+	}
+	sh.Close()
 	// A sandbox left behind is found by label and removed by the janitor.
 	rep, err := b.GC(ctx, sandbox.GCOptions{Run: runID})
 	if err != nil || len(rep.Containers) != 1 {

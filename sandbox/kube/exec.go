@@ -76,23 +76,10 @@ func (s *podSandbox) executor(argv []string, stdin, tty bool) (remotecommand.Exe
 }
 
 // argv wraps a command the way the Docker engine runs an exec: as user
-// (a name through runuser, which sets HOME like the engine does; a uid or
-// uid:gid through setpriv), in workdir, with env and the exec marker that
-// lets a timeout kill every process of the command.
+// (sandbox.AsUserArgv), in workdir, with env and the exec marker that lets
+// a timeout kill every process of the command.
 func argv(user, workdir string, env map[string]string, marker string, cmd []string) []string {
-	var a []string
-	switch {
-	case user == "" || user == "root" || user == "0" || strings.HasPrefix(user, "0:"):
-	case isNumericUser(user):
-		uid, gid, _ := strings.Cut(user, ":")
-		if gid == "" {
-			gid = uid
-		}
-		a = append(a, "setpriv", "--reuid", uid, "--regid", gid, "--clear-groups")
-	default:
-		a = append(a, "runuser", "-u", user, "--")
-	}
-	a = append(a, "env")
+	a := append(sandbox.AsUserArgv(user), "env")
 	if workdir != "" {
 		a = append(a, "-C", workdir)
 	}
@@ -101,16 +88,6 @@ func argv(user, workdir string, env map[string]string, marker string, cmd []stri
 		a = append(a, sandbox.ExecMarkerVar+"="+marker)
 	}
 	return append(a, cmd...)
-}
-
-func isNumericUser(u string) bool {
-	uid, gid, _ := strings.Cut(u, ":")
-	_, err := strconv.Atoi(uid)
-	if gid != "" {
-		_, err2 := strconv.Atoi(gid)
-		err = errors.Join(err, err2)
-	}
-	return err == nil
 }
 
 // stream runs one exec to its end; the command's exit code is returned,

@@ -3,6 +3,8 @@ package kube
 import (
 	"slices"
 	"testing"
+
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 func TestLabelValue(t *testing.T) {
@@ -40,7 +42,7 @@ func TestArgv(t *testing.T) {
 	}{
 		{"", "", []string{"env", "OTCURATE_EXEC=m", "bash", "-c", "true"}},
 		{"root", "/app", []string{"env", "-C", "/app", "OTCURATE_EXEC=m", "bash", "-c", "true"}},
-		{"agent", "", []string{"runuser", "-u", "agent", "--", "env", "OTCURATE_EXEC=m", "bash", "-c", "true"}},
+		{"agent", "", append(append([]string{}, sandbox.AsUserArgv("agent")...), "env", "OTCURATE_EXEC=m", "bash", "-c", "true")},
 		{"1000", "", []string{"setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups", "env", "OTCURATE_EXEC=m", "bash", "-c", "true"}},
 		{"1000:50", "", []string{"setpriv", "--reuid", "1000", "--regid", "50", "--clear-groups", "env", "OTCURATE_EXEC=m", "bash", "-c", "true"}},
 	} {
