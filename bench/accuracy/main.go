@@ -148,12 +148,15 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 // expected lists the reasons that name each defect kind correctly. Kinds
 // not listed here take the label's own expected reason.
 var expected = map[string][]string{
-	poolgen.DefectFlakyVerifier:      {filters.ReasonFlakyVerifier, filters.ReasonOracleFails, filters.ReasonFlakySolutionOrEnv},
-	poolgen.DefectSlowVerifier:       {filters.ReasonSlowVerifier, filters.ReasonSlowRelative},
-	poolgen.DefectHangingVerifier:    {filters.ReasonSlowVerifier},
-	poolgen.DefectNopPasses:          {filters.ReasonNopPasses},
-	poolgen.DefectWrongOracle:        {filters.ReasonOracleFails},
-	poolgen.DefectRewardMissing:      {string(trial.RewardMissing)},
+	poolgen.DefectFlakyVerifier:   {filters.ReasonFlakyVerifier, filters.ReasonOracleFails, filters.ReasonFlakySolutionOrEnv},
+	poolgen.DefectSlowVerifier:    {filters.ReasonSlowVerifier, filters.ReasonSlowRelative},
+	poolgen.DefectHangingVerifier: {filters.ReasonSlowVerifier},
+	poolgen.DefectNopPasses:       {filters.ReasonNopPasses},
+	poolgen.DefectWrongOracle:     {filters.ReasonOracleFails},
+	// A verifier that never writes the reward file is caught statically
+	// by lint when the omission is visible in test.sh (the stdout_only
+	// mode prints the reward instead), at run time otherwise.
+	poolgen.DefectRewardMissing:      {string(trial.RewardMissing), filters.LintNoRewardWrite},
 	poolgen.DefectRewardGarbage:      {string(trial.RewardInvalid), string(trial.RewardAmbiguous), filters.ReasonNonBinaryOracleScore},
 	poolgen.DefectBuildFails:         {string(trial.BuildFailed), string(trial.BuildNeedsNetwork)},
 	poolgen.DefectBuildSlow:          {filters.ReasonEnvSlowBuild},
