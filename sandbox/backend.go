@@ -110,6 +110,25 @@ type TerminalSpec struct {
 	Rows    int // default 40
 }
 
+// DefaultShell is the interactive process of a terminal whose spec names
+// none.
+var DefaultShell = []string{"bash", "--noediting", "--noprofile", "--norc", "-i"}
+
+// WithDefaults fills what the spec leaves unset: 160×40 and DefaultShell.
+// Every backend's OpenTerminal starts from it.
+func (s TerminalSpec) WithDefaults() TerminalSpec {
+	if s.Cols <= 0 {
+		s.Cols = 160
+	}
+	if s.Rows <= 0 {
+		s.Rows = 40
+	}
+	if len(s.Cmd) == 0 {
+		s.Cmd = DefaultShell
+	}
+	return s
+}
+
 // Terminal is the pseudo-terminal of an interactive process: writes are
 // keystrokes, reads are what the terminal shows (raw bytes, echo
 // included). Close hangs up (the shell exits; background processes it

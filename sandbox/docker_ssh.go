@@ -44,7 +44,7 @@ func sshOptions(host string) ([]client.Opt, error) {
 	args = append(args, strings.Fields(os.Getenv(SSHFlagsEnv))...)
 	args = append(args, "--", u.Hostname(), "docker", "system", "dial-stdio")
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return dialCommand(ctx, "ssh", args...)
+		return dialCommand(ctx, u.Host, "ssh", args...)
 	}
 	// The host name is a placeholder: every request goes through dial.
 	return []client.Opt{client.WithHost("http://docker.ssh"), client.WithDialContext(dial)}, nil
@@ -60,7 +60,8 @@ type commandConn struct {
 	once   sync.Once
 }
 
-func dialCommand(ctx context.Context, name string, args ...string) (net.Conn, error) {
+// dialCommand starts name with args; addr names the far end in errors.
+func dialCommand(ctx context.Context, addr, name string, args ...string) (net.Conn, error) {
 	// Not CommandContext: the connection outlives the dial's context.
 	cmd := exec.Command(name, args...)
 	stdin, err := cmd.StdinPipe()
@@ -71,7 +72,7 @@ func dialCommand(ctx context.Context, name string, args ...string) (net.Conn, er
 	if err != nil {
 		return nil, err
 	}
-	c := &commandConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: NewTail(4 << 10), addr: args[len(args)-4]}
+	c := &commandConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: NewTail(4 << 10), addr: addr}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

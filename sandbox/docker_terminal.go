@@ -21,15 +21,7 @@ func (s *dockerSandbox) OpenTerminal(ctx context.Context, spec TerminalSpec) (Te
 	if s.isStopped() {
 		return nil, errSandboxStopped
 	}
-	if spec.Cols <= 0 {
-		spec.Cols = 160
-	}
-	if spec.Rows <= 0 {
-		spec.Rows = 40
-	}
-	if len(spec.Cmd) == 0 {
-		spec.Cmd = []string{"bash", "--noediting", "--noprofile", "--norc", "-i"}
-	}
+	spec = spec.WithDefaults()
 	marker := NewExecMarker()
 	size := client.ConsoleSize{Height: uint(spec.Rows), Width: uint(spec.Cols)}
 	created, err := s.d.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{

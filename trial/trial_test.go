@@ -12,6 +12,7 @@ import (
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
+	"github.com/otcurate/otcurate/trial/trialtest"
 )
 
 const fixtures = "../testdata/harbor-examples"
@@ -51,24 +52,16 @@ func loadDir(t *testing.T, dir string) *trial.Task {
 // synthetic builds a task on the local bookworm image.
 func synthetic(t *testing.T, name, toml, testSh, solveSh string) *trial.Task {
 	t.Helper()
-	entries := []bundle.Entry{
-		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("Do the thing.\n")},
-		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(toml)},
-		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("FROM debian:bookworm\nWORKDIR /app\n")},
-		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(testSh)},
+	files := map[string]string{
+		"instruction.md":         "Do the thing.\n",
+		"task.toml":              toml,
+		"environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n",
+		"tests/test.sh":          testSh,
 	}
 	if solveSh != "" {
-		entries = append(entries, bundle.Entry{Name: "solution/solve.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(solveSh)})
+		files["solution/solve.sh"] = solveSh
 	}
-	var buf bytes.Buffer
-	if err := bundle.Encode(&buf, entries); err != nil {
-		t.Fatal(err)
-	}
-	task, err := trial.LoadTask(name, buf.Bytes(), bundle.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return trialtest.Task(t, name, files)
 }
 
 func run(t *testing.T, b sandbox.Backend, runID string, task *trial.Task, agent trial.Agent, repeats int) []trial.Result {

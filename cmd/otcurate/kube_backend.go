@@ -55,14 +55,12 @@ func newKubeBackend(cmd *cobra.Command, g *globals, runID string) (sandbox.Backe
 	default:
 		return nil, usageErr(fmt.Errorf("--docker-host kube: set OTCURATE_KUBE_CONTAINERD (a node's containerd socket) or OTCURATE_KUBE_REGISTRY (a registry prefix) to ship images; see otcurate help kube"))
 	}
-	for name, dst := range map[string]*float64{"OTCURATE_KUBE_REQUEST_RATIO": &o.RequestRatio} {
-		if v := os.Getenv(name); v != "" {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return nil, usageErr(fmt.Errorf("%s=%q: %w", name, v, err))
-			}
-			*dst = f
+	if v := os.Getenv("OTCURATE_KUBE_REQUEST_RATIO"); v != "" {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("OTCURATE_KUBE_REQUEST_RATIO=%q: %w", v, err))
 		}
+		o.RequestRatio = f
 	}
 	if v := os.Getenv("OTCURATE_KUBE_START_TIMEOUT"); v != "" {
 		sec, err := strconv.Atoi(v)

@@ -372,27 +372,19 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 	return s, nil
 }
 
-// waitHealthy runs the healthcheck command until it succeeds.
+// waitHealthy runs the healthcheck with the shared semantics
+// (sandbox.WaitHealthy). The API reports no exit of the sandbox's main
+// process, so only the checks themselves decide.
 func (s *daytonaSandbox) waitHealthy(ctx context.Context, hc *bundle.Healthcheck) error {
-	interval := time.Duration(max(hc.IntervalSec, 0.5) * float64(time.Second))
-	deadline := time.Now().Add(time.Duration((hc.StartPeriodSec + float64(max(hc.Retries, 1))*max(hc.IntervalSec, 0.5)) * float64(time.Second)))
-	var last sandbox.ExecResult
-	for time.Now().Before(deadline) {
-		r, err := s.Exec(ctx, sandbox.ExecRequest{Cmd: hc.Command, Timeout: time.Duration(max(hc.TimeoutSec, 1) * float64(time.Second))})
-		if err != nil {
-			return err
-		}
-		if r.ExitCode == 0 && !r.TimedOut {
-			return nil
-		}
-		last = r
+	pause := func(ctx context.Context, d time.Duration) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(interval):
+		case <-time.After(d):
+			return nil
 		}
 	}
-	return &sandbox.HealthcheckError{Err: fmt.Errorf("healthcheck %q never passed (last exit %d: %s)", hc.Command, last.ExitCode, bytes.TrimSpace(last.Stdout))}
+	return sandbox.WaitHealthy(ctx, hc, s.Exec, pause, func(context.Context) error { return nil })
 }
 
 type daytonaSandbox struct {

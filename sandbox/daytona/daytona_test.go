@@ -1,7 +1,6 @@
 package daytona_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,33 +9,23 @@ import (
 	"time"
 
 	"github.com/otcurate/otcurate/agent"
-	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/daytona"
 	"github.com/otcurate/otcurate/sandbox/daytona/daytonatest"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
+	"github.com/otcurate/otcurate/trial/trialtest"
 )
 
 func taskOf(t *testing.T, name, dockerfile, test, solve string) *trial.Task {
-	t.Helper()
-	entries := []bundle.Entry{
-		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("create /app/done (" + name + ")\n")},
-		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("[verifier]\ntimeout_sec = 60\n")},
-		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(dockerfile)},
-		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(test)},
-		{Name: "tests/expected.txt", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("done\n")},
-		{Name: "solution/solve.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(solve)},
-	}
-	var buf bytes.Buffer
-	if err := bundle.Encode(&buf, entries); err != nil {
-		t.Fatal(err)
-	}
-	task, err := trial.LoadTask(name, buf.Bytes(), bundle.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return trialtest.Task(t, name, map[string]string{
+		"instruction.md":         "create /app/done (" + name + ")\n",
+		"task.toml":              "[verifier]\ntimeout_sec = 60\n",
+		"environment/Dockerfile": dockerfile,
+		"tests/test.sh":          test,
+		"tests/expected.txt":     "done\n",
+		"solution/solve.sh":      solve,
+	})
 }
 
 const (
@@ -99,7 +88,7 @@ func TestDaytonaVerifierContract(t *testing.T) {
 	}
 
 	// Environment variables, the user, a missing file, and a timeout.
-	img, err := b.Build(ctx, sandbox.Environment{Hash: good.Bundle.EnvHash, Files: envFiles(t, good)})
+	img, err := b.Build(ctx, sandbox.Environment{Hash: good.Bundle.EnvHash, Files: trialtest.EnvFiles(t, good)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,12 +148,4 @@ func TestDaytonaVerifierContract(t *testing.T) {
 	if rep, _ := b.GC(ctx, sandbox.GCOptions{Run: runID}); len(rep.Containers) != 0 {
 		t.Errorf("second gc removed %v", rep.Containers)
 	}
-}
-
-func envFiles(t *testing.T, task *trial.Task) []bundle.Entry {
-	files, err := task.Bundle.Entries("environment")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }

@@ -53,15 +53,7 @@ func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'
 
 // OpenTerminal implements sandbox.Sandbox.
 func (s *daytonaSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec) (sandbox.Terminal, error) {
-	if spec.Cols <= 0 {
-		spec.Cols = 160
-	}
-	if spec.Rows <= 0 {
-		spec.Rows = 40
-	}
-	if len(spec.Cmd) == 0 {
-		spec.Cmd = []string{"bash", "--noediting", "--noprofile", "--norc", "-i"}
-	}
+	spec = spec.WithDefaults()
 	id := fmt.Sprintf("otc-term-%016x", rand.Uint64())
 	wd := spec.Workdir
 	if wd == "" {

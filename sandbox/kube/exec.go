@@ -201,8 +201,9 @@ func (s *podSandbox) killExec(ctx context.Context, marker, user string) {
 	}
 }
 
-// run is a short command as the container's user (root in task images)
-// whose failure is an infrastructure error.
+// run is a short command of the backend's own as the container's user
+// (root in task images). A non-zero exit is an infrastructure error that
+// wraps an *exitErr (its code tells callers what failed).
 func (s *podSandbox) run(ctx context.Context, what string, stdin io.Reader, cmd ...string) ([]byte, error) {
 	var out, errb bytes.Buffer
 	code, err := s.stream(ctx, cmd, stdin, &out, &errb)
@@ -210,7 +211,7 @@ func (s *podSandbox) run(ctx context.Context, what string, stdin io.Reader, cmd 
 		return nil, err
 	}
 	if code != 0 {
-		return out.Bytes(), &exitErr{what: what, code: code, stderr: strings.TrimSpace(errb.String())}
+		return out.Bytes(), infra("engine_error", "pod %s: %w", s.name, &exitErr{what: what, code: code, stderr: strings.TrimSpace(errb.String())})
 	}
 	return out.Bytes(), nil
 }
@@ -230,14 +231,8 @@ func (s *podSandbox) makeLogDirs(ctx context.Context) error {
 		dirs[i] = "/" + d
 	}
 	args := append([]string{"sh", "-c", `mkdir -p "$@" && chmod 777 "$@"`, "sh"}, dirs...)
-	if _, err := s.run(ctx, "create /logs directories", nil, args...); err != nil {
-		var ee *exitErr
-		if errors.As(err, &ee) {
-			return infra("engine_error", "pod %s: %w", s.name, err)
-		}
-		return err
-	}
-	return nil
+	_, err := s.run(ctx, "create /logs directories", nil, args...)
+	return err
 }
 
 // Upload implements sandbox.Sandbox: one gzip tar through the exec's
@@ -251,10 +246,6 @@ func (s *podSandbox) Upload(ctx context.Context, dir string, files []bundle.Entr
 		return err
 	}
 	_, err := s.run(ctx, "unpack upload into "+dir, &tgz, "sh", "-c", `mkdir -p "$1" && tar -xzf - --no-same-owner -C "$1"`, "sh", dir)
-	var ee *exitErr
-	if errors.As(err, &ee) {
-		return infra("engine_error", "pod %s: %w", s.name, err)
-	}
 	return err
 }
 
@@ -268,14 +259,13 @@ func (s *podSandbox) Download(ctx context.Context, path string, max int64) ([]by
 	}
 	script := fmt.Sprintf(`[ -f "$1" ] || exit %d; head -c "$2" -- "$1"`, exitNotFound)
 	out, err := s.run(ctx, "read "+path, nil, "sh", "-c", script, "sh", path, strconv.FormatInt(max, 10))
-	var ee *exitErr
-	if errors.As(err, &ee) {
-		if ee.code == exitNotFound {
-			return nil, sandbox.ErrNotFound
-		}
-		return nil, infra("engine_error", "pod %s: %w", s.name, err)
+	if ee := (*exitErr)(nil); errors.As(err, &ee) && ee.code == exitNotFound {
+		return nil, sandbox.ErrNotFound
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Stop implements sandbox.Sandbox: it deletes the pod and waits until it
@@ -350,15 +340,7 @@ func (s *podSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec
 	if s.isStopped() {
 		return nil, errStopped
 	}
-	if spec.Cols <= 0 {
-		spec.Cols = 160
-	}
-	if spec.Rows <= 0 {
-		spec.Rows = 40
-	}
-	if len(spec.Cmd) == 0 {
-		spec.Cmd = []string{"bash", "--noediting", "--noprofile", "--norc", "-i"}
-	}
+	spec = spec.WithDefaults()
 	wd := spec.Workdir
 	if wd == "" {
 		wd = s.workdir

@@ -73,17 +73,14 @@ type Backend struct {
 	ns   string
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	loads  map[string]*loadCall // by local image ref
-	images map[string]imageInfo // by cluster image ref
-	policy bool                 // deny-all NetworkPolicy ensured
+	mu          sync.Mutex
+	loads       map[string]*loadCall // by local image ref
+	entrypoints map[string]bool      // by cluster image ref: the image has an ENTRYPOINT
+	policy      bool                 // deny-all NetworkPolicy ensured
 }
 
-type imageInfo struct {
-	local      string
-	entrypoint bool
-}
-
+// loadCall is one shipping of a local image (with the one inspection of
+// its ENTRYPOINT), shared by concurrent Builds.
 type loadCall struct {
 	done chan struct{}
 	ref  string
@@ -128,7 +125,7 @@ func New(ctx context.Context, o Options) (*Backend, error) {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
 	b := &Backend{o: o, cs: cs, rest: cfg, ns: ns, log: o.Logger.With("backend", "kube", "namespace", ns),
-		loads: map[string]*loadCall{}, images: map[string]imageInfo{}}
+		loads: map[string]*loadCall{}, entrypoints: map[string]bool{}}
 	if _, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: sandbox.LabelTool + "=1"}); err != nil {
 		return nil, &sandbox.InfraError{Kind: "engine_unavailable", Err: fmt.Errorf("kube: list pods in %s: %w", ns, err)}
 	}
@@ -173,24 +170,18 @@ func (b *Backend) Build(ctx context.Context, env sandbox.Environment) (sandbox.I
 	if err != nil {
 		return img, err
 	}
-	entry, err := b.o.Builder.HasEntrypoint(ctx, img.Ref)
-	if err != nil {
-		return sandbox.Image{}, err
-	}
 	t0 := time.Now()
 	ref, err := b.load(ctx, img.Ref, env.Rebuild)
 	if err != nil {
 		return sandbox.Image{}, err
 	}
-	b.mu.Lock()
-	b.images[ref] = imageInfo{local: img.Ref, entrypoint: entry}
-	b.mu.Unlock()
 	img.Ref = ref
 	img.Duration += time.Since(t0) // shipping is part of getting the environment ready
 	return img, nil
 }
 
-// load ships a local image at most once per process (unless rebuilt).
+// load ships a local image at most once per process (unless rebuilt) and
+// records whether it has an ENTRYPOINT, for Start.
 func (b *Backend) load(ctx context.Context, local string, again bool) (string, error) {
 	b.mu.Lock()
 	c, ok := b.loads[local]
@@ -205,12 +196,19 @@ func (b *Backend) load(ctx context.Context, local string, again bool) (string, e
 		c = &loadCall{done: make(chan struct{})}
 		b.loads[local] = c
 		b.mu.Unlock()
-		c.ref, c.err = b.o.Loader.Load(context.WithoutCancel(ctx), b.o.Builder, local, again)
-		if c.err != nil {
-			b.mu.Lock()
-			delete(b.loads, local) // let a later caller retry
-			b.mu.Unlock()
+		lctx := context.WithoutCancel(ctx)
+		entrypoint, err := b.o.Builder.HasEntrypoint(lctx, local)
+		if err == nil {
+			c.ref, err = b.o.Loader.Load(lctx, b.o.Builder, local, again)
 		}
+		c.err = err
+		b.mu.Lock()
+		if err != nil {
+			delete(b.loads, local) // let a later caller retry
+		} else {
+			b.entrypoints[c.ref] = entrypoint
+		}
+		b.mu.Unlock()
 		close(c.done)
 		return c.ref, c.err
 	}

@@ -1,7 +1,6 @@
 package kube_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/otcurate/otcurate/sandbox/kube"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
+	"github.com/otcurate/otcurate/trial/trialtest"
 )
 
 // RequireEnv makes a missing cluster a failure (make test-kube sets it).
@@ -56,24 +56,14 @@ func cluster(t *testing.T) (*kube.Backend, string) {
 }
 
 func taskOf(t *testing.T, name, dockerfile, test, solve string) *trial.Task {
-	t.Helper()
-	entries := []bundle.Entry{
-		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("create /app/done (" + name + ")\n")},
-		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("[verifier]\ntimeout_sec = 60\n[environment]\ncpus = 1\nmemory_mb = 512\n")},
-		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(dockerfile)},
-		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(test)},
-		{Name: "tests/expected.txt", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("done\n")},
-		{Name: "solution/solve.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(solve)},
-	}
-	var buf bytes.Buffer
-	if err := bundle.Encode(&buf, entries); err != nil {
-		t.Fatal(err)
-	}
-	task, err := trial.LoadTask(name, buf.Bytes(), bundle.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return trialtest.Task(t, name, map[string]string{
+		"instruction.md":         "create /app/done (" + name + ")\n",
+		"task.toml":              "[verifier]\ntimeout_sec = 60\n[environment]\ncpus = 1\nmemory_mb = 512\n",
+		"environment/Dockerfile": dockerfile,
+		"tests/test.sh":          test,
+		"tests/expected.txt":     "done\n",
+		"solution/solve.sh":      solve,
+	})
 }
 
 const (
@@ -81,14 +71,6 @@ const (
 	goodTest   = "#!/bin/bash\n[ \"$(cat /app/done 2>/dev/null)\" = \"$(cat /tests/expected.txt)\" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
 	goodSolve  = "#!/bin/bash\necho done > /app/done\n"
 )
-
-func envFiles(t *testing.T, task *trial.Task) []bundle.Entry {
-	files, err := task.Bundle.Entries("environment")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
 
 // TestKubeVerifierContract runs the Harbor verifier contract on pods: the
 // oracle scores 1, nop 0, a failing Dockerfile is a build defect, and a
@@ -140,7 +122,7 @@ func TestKubeSandbox(t *testing.T) {
 	b, runID := cluster(t)
 	ctx := context.Background()
 	good := taskOf(t, "sandbox", goodDocker, goodTest, goodSolve)
-	img, err := b.Build(ctx, sandbox.Environment{Hash: good.Bundle.EnvHash, Files: envFiles(t, good), Task: "sandbox"})
+	img, err := b.Build(ctx, sandbox.Environment{Hash: good.Bundle.EnvHash, Files: trialtest.EnvFiles(t, good), Task: "sandbox"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +205,7 @@ func TestKubeStartFailures(t *testing.T) {
 	b, _ := cluster(t)
 	ctx := context.Background()
 	dying := taskOf(t, "dying", goodDocker+"ENTRYPOINT [\"/bin/false\"]\n", goodTest, goodSolve)
-	img, err := b.Build(ctx, sandbox.Environment{Hash: dying.Bundle.EnvHash, Files: envFiles(t, dying)})
+	img, err := b.Build(ctx, sandbox.Environment{Hash: dying.Bundle.EnvHash, Files: trialtest.EnvFiles(t, dying)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +266,7 @@ func TestKubeRegistryLoader(t *testing.T) {
 	}
 	ctx := context.Background()
 	task := taskOf(t, "registry", goodDocker+"RUN echo pulled > /pulled\n", goodTest, goodSolve)
-	img, err := b.Build(ctx, sandbox.Environment{Hash: task.Bundle.EnvHash, Files: envFiles(t, task)})
+	img, err := b.Build(ctx, sandbox.Environment{Hash: task.Bundle.EnvHash, Files: trialtest.EnvFiles(t, task)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,11 +33,8 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		return nil, errors.New("start: no image")
 	}
 	b.mu.Lock()
-	info, known := b.images[spec.Image.Ref]
+	entrypoint := b.entrypoints[spec.Image.Ref] // false for an image this process did not ship
 	b.mu.Unlock()
-	if !known { // an image this process did not ship (a caller's own ref)
-		info = imageInfo{local: spec.Image.Ref}
-	}
 	if !spec.Network {
 		b.ensureNetworkPolicy(ctx)
 	}
@@ -50,7 +47,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		return nil, infra(apiKind(err), "create pod: %w", err)
 	}
 	s := &podSandbox{b: b, name: created.Name, workdir: spec.Workdir}
-	if err := s.boot(ctx, created, spec, info.entrypoint); err != nil {
+	if err := s.boot(ctx, created, spec, entrypoint); err != nil {
 		if stopErr := s.Stop(ctx); stopErr != nil {
 			b.log.Warn("cannot delete a pod that failed to start", "pod", s.name, "err", stopErr)
 		}
