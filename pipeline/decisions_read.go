@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+
+	"github.com/sourcegraph/conc/stream"
 )
 
-// EachDecision streams a decisions.jsonl file, one decision at a time (a
-// 100K-task run has hundreds of thousands of lines: reports and merges
-// should not hold them all unless they need to).
+// EachDecision streams a decisions.jsonl file, one decision at a time and
+// in file order (a 100K-task run has hundreds of thousands of lines:
+// reports and merges should not hold them all unless they need to). Lines
+// are parsed in batches on all cores; fn runs on one goroutine at a time.
 func EachDecision(name string, fn func(Decision) error) error {
 	f, err := os.Open(name)
 	if err != nil {
@@ -20,24 +24,69 @@ func EachDecision(name string, fn func(Decision) error) error {
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var d Decision
-			if jerr := json.Unmarshal(line, &d); jerr != nil {
-				return fmt.Errorf("%s line %d: %w", name, n, jerr)
+	const batchLines = 512
+	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	var firstErr error // set by callbacks, which run sequentially
+	var readErr error
+	n := 0
+	for readErr == nil && firstErr == nil {
+		var lines [][]byte
+		start := n + 1
+		for len(lines) < batchLines {
+			line, err := br.ReadBytes('\n')
+			n++
+			if len(bytes.TrimSpace(line)) > 0 {
+				lines = append(lines, line)
+			} else {
+				lines = append(lines, nil)
 			}
-			if ferr := fn(d); ferr != nil {
-				return ferr
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					readErr = fmt.Errorf("%s: %w", name, err)
+				} else {
+					readErr = io.EOF
+				}
+				break
 			}
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+		s.Go(func() stream.Callback {
+			ds := make([]Decision, len(lines))
+			var perr error
+			for i, line := range lines {
+				if line == nil {
+					continue
+				}
+				if jerr := json.Unmarshal(line, &ds[i]); jerr != nil {
+					perr = fmt.Errorf("%s line %d: %w", name, start+i, jerr)
+					ds = ds[:i]
+					break
+				}
+			}
+			return func() {
+				if firstErr != nil {
+					return
+				}
+				for i, d := range ds {
+					if lines[i] == nil {
+						continue
+					}
+					if err := fn(d); err != nil {
+						firstErr = err
+						return
+					}
+				}
+				firstErr = perr
+			}
+		})
 	}
+	s.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if !errors.Is(readErr, io.EOF) {
+		return readErr
+	}
+	return nil
 }
 
 // ReadDecisions reads a whole decisions.jsonl file.

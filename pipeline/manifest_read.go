@@ -20,56 +20,70 @@ func ReadManifest(name string, stages []string) ([]*Task, error) {
 	defer f.Close()
 	r := parquet.NewReader(f)
 	defer r.Close()
+	col := map[string]int{}
+	for _, path := range r.Schema().Columns() {
+		leaf, _ := r.Schema().Lookup(path...)
+		col[path[0]] = leaf.ColumnIndex
+	}
+	// get returns the column's value in row, or a null value when the
+	// column is absent (older manifests) or null.
+	get := func(row parquet.Row, name string) parquet.Value {
+		if i, ok := col[name]; ok && i < len(row) {
+			return row[i]
+		}
+		return parquet.NullValue()
+	}
+	str := func(v parquet.Value) string {
+		if v.IsNull() {
+			return ""
+		}
+		return string(v.ByteArray())
+	}
+	num := func(v parquet.Value) float64 {
+		if v.IsNull() {
+			return 0
+		}
+		return v.Double()
+	}
 	var tasks []*Task
+	rows := make([]parquet.Row, 256)
 	for {
-		row := map[string]any{}
-		if err := r.Read(&row); err != nil {
+		n, err := r.ReadRows(rows)
+		for _, row := range rows[:n] {
+			t := &Task{Index: get(row, "index").Int64(), Path: str(get(row, "path")), Hash: str(get(row, "hash")),
+				EnvHash: str(get(row, "env_hash")), BlobBytes: get(row, "bundle_bytes").Int64(), Stratum: str(get(row, "stratum"))}
+			for _, s := range stages {
+				v := get(row, s+"_verdict")
+				if v.IsNull() {
+					continue
+				}
+				m := StageMark{Stage: s, Verdict: Verdict(v.ByteArray()), Reason: str(get(row, s+"_reason")),
+					Seconds: num(get(row, s+"_seconds")), SandboxSeconds: num(get(row, s+"_sandbox_seconds"))}
+				if v := get(row, s+"_runs"); !v.IsNull() {
+					m.Runs = v.Int32()
+				}
+				if v := get(row, s+"_passes"); !v.IsNull() {
+					m.Passes = v.Int32()
+				}
+				if v := get(row, s+"_score"); !v.IsNull() {
+					sc := v.Double()
+					m.Score = &sc
+				}
+				if v := get(row, s+"_from_ledger"); !v.IsNull() {
+					m.FromLedger = v.Boolean()
+				}
+				t.Marks = append(t.Marks, m)
+				t.LastStage = s
+			}
+			t.Alive = finalVerdict(t) == Keep
+			tasks = append(tasks, t)
+		}
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		t := &Task{Index: asInt(row["index"]), Path: asString(row["path"]), Hash: asString(row["hash"]),
-			EnvHash: asString(row["env_hash"]), BlobBytes: asInt(row["bundle_bytes"]), Stratum: asString(row["stratum"])}
-		for _, s := range stages {
-			v, ok := row[s+"_verdict"].(string)
-			if !ok {
-				continue
-			}
-			m := StageMark{Stage: s, Verdict: Verdict(v), Reason: asString(row[s+"_reason"]), Seconds: asFloat(row[s+"_seconds"]),
-				Runs: int32(asInt(row[s+"_runs"])), Passes: int32(asInt(row[s+"_passes"])),
-				SandboxSeconds: asFloat(row[s+"_sandbox_seconds"])}
-			if sc, ok := row[s+"_score"].(float64); ok {
-				m.Score = &sc
-			}
-			m.FromLedger, _ = row[s+"_from_ledger"].(bool)
-			t.Marks = append(t.Marks, m)
-			t.LastStage = s
-		}
-		t.Alive = finalVerdict(t) == Keep
-		tasks = append(tasks, t)
 	}
 	return tasks, nil
-}
-
-func asString(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func asFloat(v any) float64 {
-	f, _ := v.(float64)
-	return f
-}
-
-func asInt(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	case int:
-		return int64(x)
-	}
-	return 0
 }

@@ -88,14 +88,31 @@ func LoadBuildReport(runDir string) (*BuildReport, error) {
 		return nil, fmt.Errorf("report: %s: %w", pipeline.SummaryFile, err)
 	}
 	r.Runs, r.SandboxSeconds, r.Reused = r.Summary.SandboxSpend()
-	envOf, err := readEnvHashes(filepath.Join(runDir, pipeline.ManifestFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
+	// The manifest is read only when an env decision needs its
+	// environment hash: runs without the env stage skip it.
+	envOf := lazyEnvHashes(filepath.Join(runDir, pipeline.ManifestFile))
 	if err := r.readDecisions(filepath.Join(runDir, pipeline.DecisionsFile), envOf); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// lazyEnvHashes returns a lookup of task index to environment hash that
+// reads the manifest on its first call. A missing manifest maps nothing.
+func lazyEnvHashes(name string) func(int64) (string, error) {
+	var m map[int64]string
+	var err error
+	loaded := false
+	return func(i int64) (string, error) {
+		if !loaded {
+			loaded = true
+			m, err = readEnvHashes(name)
+			if errors.Is(err, os.ErrNotExist) {
+				err = nil
+			}
+		}
+		return m[i], err
+	}
 }
 
 // readEnvHashes maps task index to environment hash from the manifest.
@@ -113,14 +130,13 @@ func readEnvHashes(name string) (map[int64]string, error) {
 	return out, nil
 }
 
-func (r *BuildReport) readDecisions(name string, envOf map[int64]string) error {
+func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, error)) error {
 	drops, errs := map[[2]string]int64{}, map[[2]string]int64{}
 	seen := map[[2]string]bool{}
 	envs := map[string]*EnvStat{}
 	dist := map[string][]float64{}
 	if err := pipeline.EachDecision(name, func(d pipeline.Decision) error {
-		r.addDecision(d, drops, errs, seen, envs, dist, envOf)
-		return nil
+		return r.addDecision(d, drops, errs, seen, envs, dist, envOf)
 	}); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -146,7 +162,7 @@ func (r *BuildReport) readDecisions(name string, envOf map[int64]string) error {
 }
 
 func (r *BuildReport) addDecision(d pipeline.Decision, drops, errs map[[2]string]int64, seen map[[2]string]bool,
-	envs map[string]*EnvStat, dist map[string][]float64, envOf map[int64]string) {
+	envs map[string]*EnvStat, dist map[string][]float64, envOf func(int64) (string, error)) error {
 	key := [2]string{d.Stage, d.Reason}
 	switch d.Verdict {
 	case pipeline.Drop:
@@ -165,7 +181,10 @@ func (r *BuildReport) addDecision(d pipeline.Decision, drops, errs map[[2]string
 	switch d.Stage {
 	case pipeline.StageEnv:
 		r.EnvTasks++
-		h := envOf[d.Index]
+		h, err := envOf(d.Index)
+		if err != nil {
+			return err
+		}
 		if h == "" {
 			h = "(unknown)"
 		}
@@ -189,6 +208,7 @@ func (r *BuildReport) addDecision(d pipeline.Decision, drops, errs map[[2]string
 			dist["verifier (median test.sh per task)"] = append(dist["verifier (median test.sh per task)"], ev.VerifierSeconds)
 		}
 	}
+	return nil
 }
 
 func sortCounts(m map[[2]string]int64) []ReasonCount {

@@ -1,0 +1,74 @@
+package pipeline
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// TestManifestRoundTrip writes every kind of column (required, optional,
+// null, score, evidence) and reads it back with ReadManifest and with
+// parquet-go's struct reader, which does not share the row builder.
+func TestManifestRoundTrip(t *testing.T) {
+	score := 0.25
+	stages := []string{StageValidate, StageEnv, StageFlaky, StageSelect}
+	tasks := []*Task{
+		{Index: 0, Path: "a", Hash: "h0", EnvHash: "e0", BlobBytes: 10, Stratum: "s", Marks: []StageMark{
+			{Stage: StageValidate, Verdict: Keep, Reason: "valid", Seconds: 0.5},
+			{Stage: StageEnv, Verdict: Keep, Reason: "stable", Runs: 2, Passes: 1, SandboxSeconds: 3.5, FromLedger: true},
+			{Stage: StageFlaky, Verdict: Drop, Reason: "flaky", Score: &score, Runs: 9, Passes: 4, SandboxSeconds: 12},
+		}},
+		{Index: 1, Path: "b", BlobBytes: 0, Marks: []StageMark{{Stage: StageValidate, Verdict: Drop, Reason: "not_gzip"}}},
+		{Index: 2, Path: "c", Hash: "h2", EnvHash: "e2", BlobBytes: 7, Marks: []StageMark{
+			{Stage: StageValidate, Verdict: Keep, Reason: "valid"},
+			{Stage: StageEnv, Verdict: Error, Reason: "engine_unavailable"},
+		}},
+		{Index: 3, Path: "d"},
+	}
+	name := filepath.Join(t.TempDir(), ManifestFile)
+	if err := WriteManifest(name, tasks, stages); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadManifest(name, stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks {
+		tk.Alive = finalVerdict(tk) == Keep
+		if n := len(tk.Marks); n > 0 {
+			tk.LastStage = tk.Marks[n-1].Stage
+		}
+	}
+	// An error mark keeps no evidence columns.
+	tasks[2].Marks[1].Runs = 0
+	if !reflect.DeepEqual(got, tasks) {
+		for i := range got {
+			t.Errorf("row %d: got %+v want %+v", i, *got[i], *tasks[i])
+		}
+	}
+
+	type row struct {
+		Index        int64    `parquet:"index"`
+		Path         string   `parquet:"path"`
+		Hash         *string  `parquet:"hash,optional"`
+		FinalVerdict string   `parquet:"final_verdict"`
+		FinalStage   *string  `parquet:"final_stage,optional"`
+		FlakyScore   *float64 `parquet:"flaky_score,optional"`
+		EnvRuns      *int32   `parquet:"env_runs,optional"`
+		EnvLedger    *bool    `parquet:"env_from_ledger,optional"`
+		SelectReason *string  `parquet:"select_reason,optional"`
+	}
+	rows, err := parquet.ReadFile[row](name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, r3 := rows[0], rows[3]
+	if r0.FinalVerdict != "drop" || *r0.FinalStage != StageFlaky || *r0.FlakyScore != 0.25 || *r0.EnvRuns != 2 || !*r0.EnvLedger || r0.SelectReason != nil {
+		t.Errorf("row 0 = %+v", r0)
+	}
+	if r3.FinalVerdict != "undecided" || r3.Hash != nil || r3.FinalStage != nil || rows[2].EnvRuns != nil {
+		t.Errorf("rows 2, 3 = %+v %+v", rows[2], r3)
+	}
+}
