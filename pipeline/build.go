@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"time"
 
 	"github.com/otcurate/otcurate/atomicfile"
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pool"
+	"golang.org/x/sync/semaphore"
 )
 
 // Run-directory file names: the contract users script against.
@@ -126,7 +128,9 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 		sum.Shard = o.Shard.String()
 	}
 	sum.PoolRows = o.Source.Len()
+	region := trace.StartRegion(ctx, "stages")
 	res, runErr := eng.Run(ctx)
+	region.End()
 	if js != nil {
 		if err := js.Close(); err != nil && runErr == nil {
 			runErr = err
@@ -144,8 +148,21 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 			sum.TasksKept = int64(len(res.Kept()))
 		}
 	}
+	// The manifest (from memory) is written while the output is copied
+	// (from the pool): the two share nothing and each keeps a core busy.
+	manifestErr := make(chan error, 1)
+	if runErr == nil && o.RunDir != "" && res != nil {
+		go func() {
+			defer trace.StartRegion(ctx, "manifest").End()
+			manifestErr <- WriteManifest(filepath.Join(o.RunDir, ManifestFile), res.Tasks, sum.Stages)
+		}()
+	} else {
+		manifestErr <- nil
+	}
 	if runErr == nil && o.Output != "" {
+		region := trace.StartRegion(ctx, "output")
 		files, err := writeOutput(ctx, o, res)
+		region.End()
 		sum.Output = files
 		if err != nil {
 			runErr = err
@@ -154,10 +171,8 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 			}
 		}
 	}
-	if runErr == nil && o.RunDir != "" && res != nil {
-		if err := WriteManifest(filepath.Join(o.RunDir, ManifestFile), res.Tasks, sum.Stages); err != nil {
-			runErr = err
-		}
+	if err := <-manifestErr; err != nil && runErr == nil {
+		runErr = err
 	}
 	sum.FinishedAt = time.Now().UTC()
 	sum.WallSeconds = round(sum.FinishedAt.Sub(sum.StartedAt).Seconds())
@@ -169,6 +184,12 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	return sum, res, runErr
 }
 
+// outputInflightBytes caps the blob bytes between the output's reader and
+// writer.
+const outputInflightBytes = 32 << 20
+
+func weightOf(rec pool.Record) int64 { return min(int64(len(rec.Blob))+1, outputInflightBytes) }
+
 // writeOutput copies the kept rows, in pool order, into the dataset.
 func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, error) {
 	kept := make(map[int64]*Task)
@@ -176,14 +197,46 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 		kept[t.Index] = t
 	}
 	skip := func(i int64) bool { return kept[i] == nil }
+	// The pool is decoded on one goroutine while the output is encoded on
+	// another; the rows between them are bounded in bytes, like the
+	// engine's, so 10 MB blobs do not pile up.
 	write := func(w interface{ Write(string, []byte) error }) error {
-		return o.Source.Each(ctx, skip, func(rec pool.Record) error {
-			t := kept[rec.Index]
-			if int64(len(rec.Blob)) != t.BlobBytes || rec.Path != t.Path {
-				return fmt.Errorf("pool changed during the run: row %d (%s) differs from what was validated", rec.Index, t.Path)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		budget := semaphore.NewWeighted(outputInflightBytes)
+		recs := make(chan pool.Record, 64)
+		readErr := make(chan error, 1)
+		go func() {
+			defer close(recs)
+			readErr <- o.Source.Each(ctx, skip, func(rec pool.Record) error {
+				t := kept[rec.Index]
+				if int64(len(rec.Blob)) != t.BlobBytes || rec.Path != t.Path {
+					return fmt.Errorf("pool changed during the run: row %d (%s) differs from what was validated", rec.Index, t.Path)
+				}
+				if err := budget.Acquire(ctx, weightOf(rec)); err != nil {
+					return err
+				}
+				select {
+				case recs <- rec:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		}()
+		var werr error
+		for rec := range recs {
+			if werr == nil {
+				if werr = w.Write(rec.Path, rec.Blob); werr != nil {
+					cancel() // stop the reader; keep draining so it can exit
+				}
 			}
-			return w.Write(rec.Path, rec.Blob)
-		})
+			budget.Release(weightOf(rec))
+		}
+		if err := <-readErr; werr == nil && err != nil {
+			return err
+		}
+		return werr
 	}
 	if o.Shards > 1 {
 		sw, err := pool.CreateSharded(o.Output, o.Shards, int64(len(kept)), pool.WriterOptions{})

@@ -31,6 +31,13 @@ const (
 // inflightBytes caps the blob bytes held by tasks in flight.
 const inflightBytes = 48 << 20
 
+// cheapBatch and batchBytesCap bound the tasks handed to one goroutine at
+// a time when every stage of a pass is cheap.
+const (
+	cheapBatch    = 32
+	batchBytesCap = 1 << 20
+)
+
 // DecisionSink receives decisions in order. It is called from one
 // goroutine at a time.
 type DecisionSink interface {
@@ -237,6 +244,83 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	var busy = make([]time.Duration, len(stages))
 	s := stream.New().WithMaxGoroutines(e.Workers)
 	skip := func(idx int64) bool { return alive != nil && alive[idx] == nil }
+
+	// Cheap stages take tens of microseconds per task, about what handing
+	// a task to a goroutine and back costs: they get tasks in batches.
+	// Sandbox stages get one task per goroutine so every worker stays busy.
+	maxBatch := cheapBatch
+	for _, st := range stages {
+		if _, ok := st.(Expensive); ok {
+			maxBatch = 1
+		}
+	}
+	type entry struct {
+		task    *Task
+		rec     pool.Record
+		decided *Outcome // decided without decoding (admit)
+		r       itemResult
+	}
+	var batch []entry
+	var batchBytes int64
+	deliver := func(en *entry) {
+		if interrupted {
+			return
+		}
+		if en.decided != nil {
+			e.record(en.task, []Outcome{*en.decided}, []time.Duration{0}, names[:1], sums, &sinkErr)
+			if e.Progress != nil {
+				e.Progress.Advance(1)
+			}
+			return
+		}
+		r := en.r
+		// After the first task that was interrupted undecided, record
+		// nothing more: decisions stay a prefix of the pool order, which
+		// keeps resuming simple.
+		if r.skipped {
+			interrupted = true
+			return
+		}
+		if r.outOfShard {
+			en.task.outOfShard, en.task.Alive = true, false
+			if e.Progress != nil {
+				e.Progress.Advance(1)
+			}
+			return
+		}
+		for i, d := range r.durations {
+			busy[i] += d
+		}
+		e.record(en.task, r.outcomes, r.durations, names, sums, &sinkErr)
+		if e.Progress != nil {
+			e.Progress.Advance(1)
+		}
+	}
+	submit := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		b := batch
+		weight := min(batchBytes+int64(len(b)), inflightBytes)
+		batch, batchBytes = make([]entry, 0, maxBatch), 0
+		if err := budget.Acquire(ctx, weight); err != nil {
+			return err
+		}
+		s.Go(func() stream.Callback {
+			for i := range b {
+				if b[i].decided == nil {
+					b[i].r = e.process(ctx, first, stages, b[i].task, &b[i].rec)
+				}
+			}
+			budget.Release(weight)
+			return func() {
+				for i := range b {
+					deliver(&b[i])
+				}
+			}
+		})
+		return nil
+	}
 	readErr := e.Source.Each(ctx, skip, func(rec pool.Record) error {
 		if sinkErr != nil {
 			return sinkErr
@@ -253,56 +337,24 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 					task.outOfShard, task.Alive = true, false
 					return nil
 				}
-				// Decided without decoding: emit in order through the stream.
-				s.Go(func() stream.Callback {
-					return func() {
-						if interrupted {
-							return
-						}
-						e.record(task, []Outcome{out}, []time.Duration{0}, names[:1], sums, &sinkErr)
-						if e.Progress != nil {
-							e.Progress.Advance(1)
-						}
-					}
-				})
-				return nil
+				// Decided without decoding: emitted in order with its batch.
+				batch = append(batch, entry{task: task, decided: &out})
+			} else {
+				batch = append(batch, entry{task: task, rec: rec})
+				batchBytes += int64(len(rec.Blob))
 			}
 		} else {
-			task = alive[rec.Index]
+			batch = append(batch, entry{task: alive[rec.Index], rec: rec})
+			batchBytes += int64(len(rec.Blob))
 		}
-		weight := min(int64(len(rec.Blob))+1, inflightBytes)
-		if err := budget.Acquire(ctx, weight); err != nil {
-			return err
+		if len(batch) >= maxBatch || batchBytes >= batchBytesCap {
+			return submit()
 		}
-		s.Go(func() stream.Callback {
-			r := e.process(ctx, first, stages, task, &rec)
-			budget.Release(weight)
-			return func() {
-				// After the first task that was interrupted undecided,
-				// record nothing more: decisions stay a prefix of the pool
-				// order, which keeps resuming simple.
-				if r.skipped || interrupted {
-					interrupted = true
-					return
-				}
-				if r.outOfShard {
-					task.outOfShard, task.Alive = true, false
-					if e.Progress != nil {
-						e.Progress.Advance(1)
-					}
-					return
-				}
-				for i, d := range r.durations {
-					busy[i] += d
-				}
-				e.record(task, r.outcomes, r.durations, names, sums, &sinkErr)
-				if e.Progress != nil {
-					e.Progress.Advance(1)
-				}
-			}
-		})
 		return nil
 	})
+	if readErr == nil {
+		readErr = submit()
+	}
 	s.Wait()
 	wall := time.Since(start).Seconds()
 	var busyTotal time.Duration

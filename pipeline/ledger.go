@@ -129,6 +129,9 @@ type cachedStage struct {
 // Cached wraps an item stage with the ledger.
 func Cached(s ItemStage, l *Ledger) ItemStage { return &cachedStage{ItemStage: s, ledger: l} }
 
+// Expensive implements Expensive: only expensive stages are cached.
+func (c *cachedStage) Expensive() {}
+
 func (c *cachedStage) key(it *Item) string {
 	fp := ""
 	if f, ok := c.ItemStage.(Fingerprinted); ok {

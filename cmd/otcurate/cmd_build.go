@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"time"
@@ -185,7 +186,10 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 func finishRun(cmd *cobra.Command, g *globals, sum *pipeline.Summary, runDir string, runErr error) error {
 	if sum != nil {
 		reports.WriteSummary(cmd.OutOrStdout(), sum)
-		if rerr := reports.WriteBuildReport(runDir); rerr != nil {
+		region := trace.StartRegion(cmd.Context(), "report")
+		rerr := reports.WriteBuildReport(runDir)
+		region.End()
+		if rerr != nil {
 			g.logger.Warn("cannot write the run report", "err", rerr)
 		} else {
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(runDir, reports.ReportFile))

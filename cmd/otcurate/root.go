@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ type globals struct {
 	maxFile    int64
 
 	cpuProfile string
+	traceFile  string
 	memLimit   string
 
 	logger *slog.Logger
@@ -79,6 +81,8 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 	pf.StringVar(&g.memLimit, "memory-limit", "160MiB", "soft heap limit for the Go runtime (GOMEMLIMIT syntax; \"off\" disables; the GOMEMLIMIT variable wins)")
 	pf.StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile (for performance work)")
 	_ = pf.MarkHidden("cpuprofile")
+	pf.StringVar(&g.traceFile, "trace", "", "write a runtime execution trace (for performance work; view with go tool trace)")
+	_ = pf.MarkHidden("trace")
 	_ = root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
@@ -125,6 +129,15 @@ func (g *globals) setupLogging(w io.Writer) error {
 func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
 
 func (g *globals) startProfile() error {
+	if g.traceFile != "" {
+		f, err := os.Create(g.traceFile)
+		if err != nil {
+			return err
+		}
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+	}
 	if g.cpuProfile == "" {
 		return nil
 	}
@@ -138,6 +151,9 @@ func (g *globals) startProfile() error {
 func (g *globals) stopProfile() {
 	if g.cpuProfile != "" {
 		pprof.StopCPUProfile()
+	}
+	if g.traceFile != "" {
+		trace.Stop()
 	}
 }
 
