@@ -13,12 +13,15 @@ import (
 // Label keys put on every container, network and image otcurate creates,
 // so the janitor can find them after a crash.
 const (
-	LabelTool  = "otcurate"      // value "1"
-	LabelRun   = "otcurate.run"  // run id
-	LabelTask  = "otcurate.task" // task path
-	LabelEnv   = "otcurate.env"  // environment hash
-	LabelKind  = "otcurate.kind"
-	LabelOwner = "otcurate.owner" // "<hostname>:<pid>" of the creating process // "sandbox" | "build"
+	LabelTool = "otcurate"      // value "1"
+	LabelRun  = "otcurate.run"  // run id
+	LabelTask = "otcurate.task" // task path
+	LabelEnv  = "otcurate.env"  // environment hash
+	LabelKind = "otcurate.kind" // "sandbox" | "build"
+	// LabelOwner is "<hostname>:<pid>" of the creating process.
+	LabelOwner = "otcurate.owner"
+	// LabelLogDirs marks images built with /logs/{agent,verifier,artifacts}.
+	LabelLogDirs = "otcurate.logdirs"
 )
 
 // Environment is what a task's environment/ directory defines.

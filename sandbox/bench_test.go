@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/otcurate/otcurate/bundle"
 )
@@ -31,7 +32,13 @@ func BenchmarkSandboxRun(b *testing.B) {
 	if _, err := e.d.cli.ImageInspect(ctx, benchImage); err != nil {
 		b.Skipf("image %s missing (scripts/setup-docker.sh makes it): %v", benchImage, err)
 	}
-	spec := StartSpec{Image: Image{Ref: benchImage}, Labels: map[string]string{LabelTask: "bench"}}
+	// Both contenders run the same task image, built the way every task
+	// environment is (FROM the base image; cached after the first run).
+	img, err := e.d.Build(ctx, dockerfileEnv(bookwormFrom, 2*time.Minute))
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := StartSpec{Image: img, Labels: map[string]string{LabelTask: "bench"}}
 	defer func() {
 		if _, err := e.d.GC(ctx, GCOptions{Run: testRunID}); err != nil {
 			b.Errorf("gc: %v", err)
@@ -85,7 +92,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 		}
 		args := []string{"run", "--rm", "--network", "none", "--init", "--pids-limit", "4096",
 			"--security-opt", "no-new-privileges", "--label", LabelTool + "=1", "--label", LabelRun + "=" + testRunID,
-			benchImage, "bash", "-c", benchScript}
+			img.Ref, "bash", "-c", benchScript}
 		for b.Loop() {
 			out, err := exec.CommandContext(ctx, docker, args...).CombinedOutput()
 			if err != nil || !bytes.Equal(bytes.TrimSpace(out), []byte("1")) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,10 @@ type DockerOptions struct {
 	Host   string // engine endpoint: unix://, tcp:// (TLS from DOCKER_CERT_PATH, DOCKER_TLS_VERIFY) or ssh://[user@]host[:port]; "" = DOCKER_HOST or the default socket
 	RunID  string // label value for everything this process creates
 	Logger *slog.Logger
+	// EngineFiles sends every upload and download through the engine's
+	// archive API, even when the faster direct path is available (see
+	// directRoot).
+	EngineFiles bool
 }
 
 // Docker is the Backend on a Docker Engine, driven through its Go API
@@ -39,6 +44,9 @@ type Docker struct {
 	builds map[string]*buildCall // in-flight builds by image tag
 
 	images sync.Map // environment hashes whose image this process saw on the engine
+
+	// direct: sandboxes' files are reached through /proc (directRoot).
+	direct bool
 }
 
 var _ Backend = (*Docker)(nil)
@@ -93,8 +101,32 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 		cancel: dcancel,
 		builds: make(map[string]*buildCall),
 	}
-	d.log.Debug("engine connected", "host", cli.DaemonHost(), "api", cli.ClientVersion())
+	if !opts.EngineFiles {
+		d.direct = d.directFiles(ctx)
+	}
+	d.log.Debug("engine connected", "host", cli.DaemonHost(), "api", cli.ClientVersion(), "direct_files", d.direct)
 	return d, nil
+}
+
+// directFiles reports whether containers' files can be reached through
+// /proc: the engine listens on a local socket, runs containers without
+// user-namespace remapping (their root is this host's root), and this
+// process is root. Each sandbox still checks that the engine shares this
+// host's PID namespace before using it.
+func (d *Docker) directFiles(ctx context.Context) bool {
+	if os.Geteuid() != 0 || !strings.HasPrefix(d.cli.DaemonHost(), "unix://") {
+		return false
+	}
+	info, err := d.cli.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return false
+	}
+	for _, o := range info.Info.SecurityOptions {
+		if strings.Contains(o, "userns") || strings.Contains(o, "rootless") {
+			return false
+		}
+	}
+	return true
 }
 
 // APIVersion is the negotiated Engine API version.

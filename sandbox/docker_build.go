@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"regexp"
 	"strings"
@@ -174,7 +175,8 @@ func (d *Docker) build(parent context.Context, tag string, env Environment) (Ima
 	}
 	defer cancel()
 
-	tarball, err := contextTar(env.Files)
+	files, baked := withLogDirs(env.Files)
+	tarball, err := contextTar(files)
 	if err != nil {
 		return Image{}, &BuildError{Err: fmt.Errorf("build context: %w", err)}
 	}
@@ -182,7 +184,7 @@ func (d *Docker) build(parent context.Context, tag string, env Environment) (Ima
 	log := d.log.With("tag", tag, "task", env.Task)
 	log.Info("building environment image", "context_bytes", len(tarball))
 
-	out, err := d.imageBuild(ctx, tag, env.Hash, tarball, env.Rebuild)
+	out, err := d.imageBuild(ctx, tag, env.Hash, tarball, env.Rebuild, baked)
 	// Containers of RUN steps the engine did not report as removed: after a
 	// timeout or a cancel the engine kills and removes them itself (it sees
 	// the connection close); make sure of it.
@@ -201,7 +203,16 @@ func (d *Docker) build(parent context.Context, tag string, env Environment) (Ima
 }
 
 // imageBuild posts the build and drains its message stream.
-func (d *Docker) imageBuild(ctx context.Context, tag, hash string, tarball []byte, noCache bool) (buildOutput, error) {
+func (d *Docker) imageBuild(ctx context.Context, tag, hash string, tarball []byte, noCache, logDirs bool) (buildOutput, error) {
+	labels := map[string]string{
+		LabelTool: "1",
+		LabelKind: "build",
+		LabelEnv:  hash,
+		LabelRun:  d.runID,
+	}
+	if logDirs {
+		labels[LabelLogDirs] = "1"
+	}
 	resp, err := d.cli.ImageBuild(ctx, bytes.NewReader(tarball), client.ImageBuildOptions{
 		Tags:        []string{tag},
 		Dockerfile:  "Dockerfile",
@@ -210,12 +221,7 @@ func (d *Docker) imageBuild(ctx context.Context, tag, hash string, tarball []byt
 		PullParent:  false,
 		NoCache:     noCache,
 		Version:     build.BuilderV1,
-		Labels: map[string]string{
-			LabelTool: "1",
-			LabelKind: "build",
-			LabelEnv:  hash,
-			LabelRun:  d.runID,
-		},
+		Labels:      labels,
 	})
 	if err != nil {
 		return buildOutput{log: NewTail(buildLogMax)}, err
@@ -434,6 +440,46 @@ func fromImages(dockerfile []byte) []string {
 		}
 	}
 	return refs
+}
+
+// logDirsContext is the build-context directory withLogDirs adds.
+const logDirsContext = ".otcurate-logdirs"
+
+// withLogDirs bakes Harbor's /logs/{agent,verifier,artifacts} (mode 777)
+// into the image: the context gets the three directories and the
+// Dockerfile a final COPY (no shell needed in the image), so a sandbox
+// starts without an engine copy. It reports false, and changes nothing,
+// when the Dockerfile is not in memory or the name is taken.
+func withLogDirs(files []bundle.Entry) ([]bundle.Entry, bool) {
+	df := -1
+	for i, f := range files {
+		switch {
+		case f.Name == logDirsContext || strings.HasPrefix(f.Name, logDirsContext+"/"):
+			return files, false
+		case f.Name == "Dockerfile" && f.Kind == bundle.KindFile && f.Open == nil:
+			df = i
+		}
+	}
+	if df < 0 {
+		return files, false
+	}
+	out := make([]bundle.Entry, 0, len(files)+4)
+	for _, f := range files {
+		switch f.Name {
+		case "Dockerfile":
+			data := append(bytes.Clone(f.Data), "\n# added by otcurate: Harbor's log directories\nCOPY "+logDirsContext+"/ /logs/\n"...)
+			f.Data = data
+		case ".dockerignore":
+			// Re-include the directories whatever the patterns exclude.
+			f.Data = append(bytes.Clone(f.Data), "\n!"+logDirsContext+"\n!"+logDirsContext+"/**\n"...)
+		}
+		out = append(out, f)
+	}
+	out = append(out, bundle.Entry{Name: logDirsContext, Kind: bundle.KindDir, Mode: fs.ModeDir | 0o755})
+	for _, dir := range LogDirs {
+		out = append(out, bundle.Entry{Name: logDirsContext + "/" + strings.TrimPrefix(dir, "logs/"), Kind: bundle.KindDir, Mode: fs.ModeDir | 0o777})
+	}
+	return out, true
 }
 
 // contextTar packs the environment files as a build context.

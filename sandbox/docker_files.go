@@ -30,6 +30,11 @@ func (s *dockerSandbox) Upload(ctx context.Context, dir string, files []bundle.E
 	if s.isStopped() {
 		return errSandboxStopped
 	}
+	if s.direct != nil {
+		if err := s.direct.upload(dir, files); !errors.Is(err, errNotDirect) {
+			return err
+		}
+	}
 	var buf bytes.Buffer
 	if err := writeTar(&buf, files); err != nil {
 		return fmt.Errorf("upload to %s: %w", dir, err)
@@ -73,6 +78,11 @@ func (s *dockerSandbox) Download(ctx context.Context, p string, max int64) ([]by
 	}
 	if s.isStopped() {
 		return nil, errSandboxStopped
+	}
+	if s.direct != nil {
+		if data, err := s.direct.readFile(p, max); !errors.Is(err, errNotDirect) {
+			return data, err
+		}
 	}
 	for range maxSymlinkHops {
 		res, err := s.d.cli.CopyFromContainer(ctx, s.id, client.CopyFromContainerOptions{SourcePath: p})

@@ -956,3 +956,40 @@ func TestDockerGCCrashedRun(t *testing.T) {
 	}
 	assertNoRunContainers(t, crashedRun)
 }
+
+// TestLogDirsBakedAndCopied: an image built here carries /logs/{agent,
+// verifier,artifacts} (mode 777, writable by a non-root USER, even when its
+// .dockerignore excludes everything) and is labelled so Start skips the
+// engine copy; an image built elsewhere gets them copied at start.
+func TestLogDirsBakedAndCopied(t *testing.T) {
+	e := needDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const check = "stat -c '%a %U %n' /logs/agent /logs/verifier /logs/artifacts && touch /logs/verifier/x && echo ok"
+	want := "777 root /logs/agent\n777 root /logs/verifier\n777 root /logs/artifacts\nok\n"
+
+	env := dockerfileEnv(bookwormFrom+"# "+randomHex(8)+"\nUSER nobody\n", 2*time.Minute,
+		bundle.Entry{Name: ".dockerignore", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("*")})
+	img, err := e.d.Build(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.d.cli.ImageRemove(context.Background(), img.Ref, client.ImageRemoveOptions{Force: true}) })
+	facts, err := e.d.imageFacts(ctx, img.Ref)
+	if err != nil || !facts.logDirs {
+		t.Fatalf("built image facts = %+v, %v: want the log dirs label", facts, err)
+	}
+	sb := start(t, e.d, StartSpec{Image: img})
+	if res := run(t, sb, ExecRequest{Cmd: check}); res.ExitCode != 0 || string(res.Stdout) != want {
+		t.Errorf("baked log dirs as nobody: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
+	facts, err = e.d.imageFacts(ctx, benchImage)
+	if err != nil || facts.logDirs {
+		t.Fatalf("base image facts = %+v, %v: want no label", facts, err)
+	}
+	sb = start(t, e.d, StartSpec{Image: Image{Ref: benchImage}})
+	if res := run(t, sb, ExecRequest{Cmd: check, User: "nobody"}); res.ExitCode != 0 || string(res.Stdout) != want {
+		t.Errorf("copied log dirs: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
