@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -141,5 +142,59 @@ func TestEpisodeFlow(t *testing.T) {
 	c2, _ := p.Complete(context.Background(), policy.Request{Messages: msgs})
 	if !strings.Contains(c2.Content, `"task_complete":true`) {
 		t.Errorf("after acting: %s", c2.Content)
+	}
+}
+
+// TestProseWords: the learnt features see prose, not paths or literals,
+// with negation marked and plurals and adverbs folded.
+func TestProseWords(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		want, not []string
+	}{
+		{"How many files (not directories) does `/app/data/tree` contain?", []string{"file", "not_directory", "contain"}, []string{"directory", "tree", "app"}},
+		{"Count, case-insensitively, the lines of `/app/data/app.log` that mention `retry`.", []string{"case", "insensitive", "line", "mention"}, []string{"retry", "log", "the"}},
+		{"Write the values of the `city` column (without the header)", []string{"valu", "column", "not_header"}, []string{"city", "header"}},
+		{"How many subdirectories exist?", []string{"subdirectory", "exist"}, nil},
+	} {
+		got := map[string]bool{}
+		for _, w := range proseWords(tc.in) {
+			got[w] = true
+		}
+		for _, w := range tc.want {
+			if !got[w] {
+				t.Errorf("%q: missing %q in %v", tc.in, w, proseWords(tc.in))
+			}
+		}
+		for _, w := range tc.not {
+			if got[w] {
+				t.Errorf("%q: unexpected %q in %v", tc.in, w, proseWords(tc.in))
+			}
+		}
+	}
+}
+
+// TestUpdateAdaGrad: a weight's step is lr·g/√Σg², so a rare feature's
+// first step is as big as a frequent one's, and the sums survive a
+// checkpoint (a resumed run takes the same steps).
+func TestUpdateAdaGrad(t *testing.T) {
+	p := New(1)
+	p.UpdateAdaGrad(Grad{"rare": 0.001, "common": 0.5}, 0.5)
+	if r, c := p.w["rare"], p.w["common"]; math.Abs(r-0.5) > 1e-4 || math.Abs(c-0.5) > 1e-4 {
+		t.Fatalf("first steps: rare %g common %g, want 0.5 each", r, c)
+	}
+	path := filepath.Join(t.TempDir(), "ck.json")
+	if err := p.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.UpdateAdaGrad(Grad{"common": 0.5}, 0.5)
+	q.UpdateAdaGrad(Grad{"common": 0.5}, 0.5)
+	want := 0.5 + 0.5*0.5/math.Sqrt(0.5)
+	if math.Abs(p.w["common"]-want) > 1e-6 || p.w["common"] != q.w["common"] {
+		t.Errorf("second step: %g (restored %g), want %g", p.w["common"], q.w["common"], want)
 	}
 }

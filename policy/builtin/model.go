@@ -198,7 +198,7 @@ func templateDecision(s *state, tmpls []*template) decision {
 		d.opts = append(d.opts, t.ID)
 		p := "t:" + t.ID
 		fs := []feat{{p, 1}}
-		for _, w := range s.stems {
+		for _, w := range s.words {
 			fs = append(fs, feat{p + "|w=" + w, 1})
 		}
 		if s.lastErr {

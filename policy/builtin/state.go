@@ -19,7 +19,8 @@ type cand struct {
 // state is what the policy sees: only the conversation (the task's
 // instruction and the terminal), never tests/ or solution/.
 type state struct {
-	stems    []string          // distinct word stems of the instruction
+	stems    []string          // distinct word stems of the instruction (the cold-start prior's view)
+	words    []string          // distinct prose words, negation-marked (the learnt features' view; see proseWords)
 	cands    map[string][]cand // by slot kind
 	turn     int               // assistant messages so far
 	confirm  bool              // the harness asks to confirm completion
@@ -64,6 +65,7 @@ func parseState(msgs []policy.Message) *state {
 	}
 	instr := instructionOf(msgs[0].Content)
 	s.stems = stems(instr)
+	s.words = proseWords(instr)
 	extractCandidates(s, instr)
 	for _, m := range msgs[1:] {
 		if m.Role != policy.RoleAssistant {
@@ -215,6 +217,61 @@ var stopwords = map[string]bool{"the": true, "a": true, "an": true, "and": true,
 	"it": true, "its": true, "is": true, "be": true, "that": true, "this": true, "with": true, "as": true, "on": true, "by": true,
 	"for": true, "from": true, "each": true, "every": true, "one": true, "per": true, "e": true, "g": true, "into": true,
 	"write": true, "save": true, "file": true, "result": true, "txt": true, "output": true, "app": true, "data": true}
+
+// negators mark the next content word as negated ("files (not
+// directories)", "without the header").
+var negators = map[string]bool{"not": true, "no": true, "without": true, "excluding": true, "except": true, "never": true}
+
+// functionWords carry no meaning for the learnt features.
+var functionWords = map[string]bool{"the": true, "a": true, "an": true, "and": true, "or": true, "of": true, "to": true, "in": true,
+	"it": true, "its": true, "is": true, "be": true, "that": true, "this": true, "with": true, "as": true, "on": true, "by": true,
+	"for": true, "from": true, "into": true, "e": true, "g": true, "do": true, "does": true}
+
+// proseWords are the words the learnt template features see: the
+// instruction's prose only (code spans are paths and literals: slot
+// candidates, not meaning), stemmed a little better than stems (plural
+// -ies, adverbs in -ly), a word after a negator marked "not_", function
+// words dropped. Kept apart from stems so the cold-start prior, and with
+// it the lr=0 control, is unchanged.
+func proseWords(text string) []string {
+	prose := codeSpan.ReplaceAllString(strings.ToLower(text), " ")
+	seen := map[string]bool{}
+	var out []string
+	negate := false
+	for _, w := range wordRe.FindAllString(prose, -1) {
+		for _, part := range strings.Split(w, "-") {
+			switch {
+			case part == "":
+				continue
+			case negators[part]:
+				negate = true
+				continue
+			case functionWords[part]:
+				continue
+			}
+			st := stem2(part)
+			if negate {
+				st, negate = "not_"+st, false
+			}
+			if !seen[st] {
+				seen[st] = true
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// stem2 is stem with -ies → -y and -ly dropped.
+func stem2(w string) string {
+	switch {
+	case len(w) > 5 && strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case len(w) > 5 && strings.HasSuffix(w, "ly"):
+		w = w[:len(w)-2]
+	}
+	return stem(w)
+}
 
 // stems are the instruction's distinct content words, crudely stemmed.
 func stems(text string) []string {
