@@ -48,6 +48,9 @@ type Builtin struct {
 	Epochs      int     // default 1
 	Temperature float64 // the rollout temperature (> 0)
 	GradClip    float64 // max gradient L2 norm; 0 = none
+	// AdaGrad scales each weight's step by its own gradient history
+	// (builtin.Policy.UpdateAdaGrad) instead of a plain gradient step.
+	AdaGrad bool
 }
 
 var _ Learner = (*Builtin)(nil)
@@ -134,7 +137,11 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 		if b.GradClip > 0 && norm > b.GradClip {
 			lr *= b.GradClip / norm
 		}
-		b.Policy.Update(grad, lr)
+		if b.AdaGrad {
+			b.Policy.UpdateAdaGrad(grad, lr)
+		} else {
+			b.Policy.Update(grad, lr)
+		}
 	}
 	return st, nil
 }

@@ -23,6 +23,7 @@ type trainOptions struct {
 	minGroup, evalEvery, epochs   int
 	rollouts                      int
 	lr, clip, gradClip            float64
+	optimizer                     string
 	resume                        bool
 	learnerDir                    string
 	learnerTimeout                time.Duration
@@ -71,6 +72,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.Float64Var(&o.lr, "lr", 15, "learning rate (0 = the control arm: roll out and score, never change the policy)")
 	f.Float64Var(&o.clip, "clip", 0.2, "PPO clip ε")
 	f.Float64Var(&o.gradClip, "grad-clip", 0, "max gradient norm (0 = none)")
+	f.StringVar(&o.optimizer, "optimizer", "sgd", "built-in policy: sgd (lr·gradient) or adagrad (each weight's step scaled by its gradient history; use an lr near 0.5)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
 	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
 	f.DurationVar(&o.learnerTimeout, "learner-timeout", 2*time.Hour, "openai policy: how long to wait for the learner's next version")
@@ -93,7 +95,11 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	var learner train.Learner
 	switch bp := p.(type) {
 	case *builtin.Policy:
-		learner = &train.Builtin{Policy: bp, LR: o.lr, Clip: o.clip, Epochs: o.epochs, Temperature: o.pol.temperature, GradClip: o.gradClip}
+		if o.optimizer != "sgd" && o.optimizer != "adagrad" {
+			return usageErr(fmt.Errorf("--optimizer must be sgd or adagrad, not %q", o.optimizer))
+		}
+		learner = &train.Builtin{Policy: bp, LR: o.lr, Clip: o.clip, Epochs: o.epochs, Temperature: o.pol.temperature,
+			GradClip: o.gradClip, AdaGrad: o.optimizer == "adagrad"}
 	case *openai.Client:
 		dir := o.learnerDir
 		if dir == "" {

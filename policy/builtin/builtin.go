@@ -38,6 +38,9 @@ type Policy struct {
 	mu      sync.RWMutex
 	w       map[string]float64
 	version int
+	// accum is AdaGrad's sum of squared gradients per weight (empty
+	// until UpdateAdaGrad is used).
+	accum map[string]float64
 }
 
 var _ policy.Policy = (*Policy)(nil)
@@ -242,19 +245,43 @@ func (p *Policy) Update(g Grad, lr float64) {
 	p.version++
 }
 
+// UpdateAdaGrad takes an AdaGrad step: each weight moves by
+// lr·g/(√Σg² + ε), its own gradient history scaling it. In a log-linear
+// policy over word features this lets a rare, telling word ("insensitive",
+// "not directories") learn as fast as the words every instruction shares,
+// which plain steps drown. The sums are part of the checkpoint.
+func (p *Policy) UpdateAdaGrad(g Grad, lr float64) {
+	const eps = 1e-8
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.accum == nil {
+		p.accum = map[string]float64{}
+	}
+	for k, v := range g {
+		if v == 0 {
+			continue
+		}
+		p.accum[k] += v * v
+		p.w[k] += lr * v / (math.Sqrt(p.accum[k]) + eps)
+	}
+	p.version++
+}
+
 // checkpoint is the on-disk form.
 type checkpoint struct {
 	Format  string             `json:"format"`
 	Version int                `json:"version"`
 	Seed    int64              `json:"seed"`
 	Weights map[string]float64 `json:"weights"`
+	// AdaGrad are the optimizer's sums (UpdateAdaGrad), when used.
+	AdaGrad map[string]float64 `json:"adagrad,omitempty"`
 }
 
 // Save writes the weights to path atomically.
 func (p *Policy) Save(path string) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return atomicfile.WriteJSON(path, checkpoint{Format: "otcurate-builtin-policy/1", Version: p.version, Seed: p.seed, Weights: p.w})
+	return atomicfile.WriteJSON(path, checkpoint{Format: "otcurate-builtin-policy/1", Version: p.version, Seed: p.seed, Weights: p.w, AdaGrad: p.accum})
 }
 
 // Load reads a checkpoint written by Save.
@@ -273,7 +300,7 @@ func Load(path string) (*Policy, error) {
 	if c.Weights == nil {
 		c.Weights = map[string]float64{}
 	}
-	return &Policy{seed: c.Seed, w: c.Weights, version: c.Version}, nil
+	return &Policy{seed: c.Seed, w: c.Weights, version: c.Version, accum: c.AdaGrad}, nil
 }
 
 // Restore replaces the weights and version with a checkpoint's (the
@@ -285,7 +312,7 @@ func (p *Policy) Restore(path string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.w, p.version, p.seed = q.w, q.version, q.seed
+	p.w, p.version, p.seed, p.accum = q.w, q.version, q.seed, q.accum
 	return nil
 }
 
