@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
@@ -59,9 +58,8 @@ func (s *podSandbox) isStopped() bool {
 // executor opens an exec of argv in the sandbox container: WebSocket
 // first (Kubernetes ≥ 1.30), SPDY where the server or a proxy refuses it.
 func (s *podSandbox) executor(argv []string, stdin, tty bool) (remotecommand.Executor, error) {
-	req := s.b.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(s.b.ns).Name(s.name).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: containerName, Command: argv, Stdin: stdin, Stdout: true,
-			Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+	req := s.b.api.pods(s.b.ns).execRequest(s.name, &corev1.PodExecOptions{Container: containerName, Command: argv,
+		Stdin: stdin, Stdout: true, Stderr: !tty, TTY: tty})
 	ws, err := remotecommand.NewWebSocketExecutor(s.b.rest, "GET", req.URL().String())
 	if err != nil {
 		return nil, err
@@ -286,7 +284,7 @@ func (s *podSandbox) Stop(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	pods := s.b.cs.CoreV1().Pods(s.b.ns)
+	pods := s.b.api.pods(s.b.ns)
 	// Grace 1, not 0: a zero grace period removes the object at once
 	// (a force delete) while the kubelet may still be running the
 	// containers; with 1 the object goes only once they are dead.

@@ -27,7 +27,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -68,7 +67,7 @@ type Options struct {
 // Backend is the Kubernetes sandbox.Backend.
 type Backend struct {
 	o    Options
-	cs   kubernetes.Interface
+	api  *apiClient
 	rest *rest.Config
 	ns   string
 	log  *slog.Logger
@@ -120,13 +119,13 @@ func New(ctx context.Context, o Options) (*Backend, error) {
 	if o.Namespace != "" {
 		ns = o.Namespace
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	api, err := newAPIClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
-	b := &Backend{o: o, cs: cs, rest: cfg, ns: ns, log: o.Logger.With("backend", "kube", "namespace", ns),
+	b := &Backend{o: o, api: api, rest: cfg, ns: ns, log: o.Logger.With("backend", "kube", "namespace", ns),
 		loads: map[string]*loadCall{}, entrypoints: map[string]bool{}}
-	if _, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: sandbox.LabelTool + "=1"}); err != nil {
+	if _, err := api.pods(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: sandbox.LabelTool + "=1"}); err != nil {
 		return nil, &sandbox.InfraError{Kind: "engine_unavailable", Err: fmt.Errorf("kube: list pods in %s: %w", ns, err)}
 	}
 	return b, nil
@@ -229,7 +228,7 @@ func (b *Backend) GC(ctx context.Context, opts sandbox.GCOptions) (sandbox.GCRep
 	if opts.Run != "" {
 		sel += "," + sandbox.LabelRun + "=" + labelValue(opts.Run)
 	}
-	pods, err := b.cs.CoreV1().Pods(b.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	pods, err := b.api.pods(b.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return sandbox.GCReport{}, &sandbox.InfraError{Kind: "engine_unavailable", Err: fmt.Errorf("kube: list pods: %w", err)}
 	}
@@ -242,7 +241,7 @@ func (b *Backend) GC(ctx context.Context, opts sandbox.GCOptions) (sandbox.GCRep
 			continue
 		}
 		zero := int64(0)
-		err := b.cs.CoreV1().Pods(b.ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		err := b.api.pods(b.ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete pod %s: %w", p.Name, err))
 			continue
@@ -279,7 +278,7 @@ func (b *Backend) ensureNetworkPolicy(ctx context.Context) {
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 		},
 	}
-	_, err := b.cs.NetworkingV1().NetworkPolicies(b.ns).Create(ctx, np, metav1.CreateOptions{})
+	err := b.api.createNetworkPolicy(ctx, b.ns, np)
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		b.log.Warn("cannot create the deny-all NetworkPolicy; sandboxes get the pod network", "err", err)
 	}

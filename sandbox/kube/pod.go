@@ -39,7 +39,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		b.ensureNetworkPolicy(ctx)
 	}
 	pod := b.podSpec(spec)
-	created, err := b.cs.CoreV1().Pods(b.ns).Create(ctx, pod, metav1.CreateOptions{})
+	created, err := b.api.pods(b.ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -159,7 +159,7 @@ func (s *podSandbox) boot(ctx context.Context, created *corev1.Pod, spec sandbox
 func (s *podSandbox) waitRunning(ctx context.Context, pod *corev1.Pod) error {
 	ctx, cancel := context.WithTimeout(ctx, s.b.o.StartTimeout)
 	defer cancel()
-	pods := s.b.cs.CoreV1().Pods(s.b.ns)
+	pods := s.b.api.pods(s.b.ns)
 	last := pod
 	for {
 		if done, err := s.b.startState(last); done {
@@ -267,7 +267,7 @@ func pendingReason(p *corev1.Pod) string {
 // exitedError returns the *HealthcheckError of a sandbox whose container
 // is no longer running, nil while it runs.
 func (s *podSandbox) exitedError(ctx context.Context) error {
-	p, err := s.b.cs.CoreV1().Pods(s.b.ns).Get(context.WithoutCancel(ctx), s.name, metav1.GetOptions{})
+	p, err := s.b.api.pods(s.b.ns).Get(context.WithoutCancel(ctx), s.name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return &sandbox.HealthcheckError{Exited: true, ExitCode: -1, Err: errors.New("pod deleted")}
