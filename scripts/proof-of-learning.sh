@@ -3,13 +3,14 @@
 # seeds trained twice on generated nl2bash-like tasks, once with a learning
 # rate and once with --lr 0 (the control arm: same rollouts machinery, no
 # update), each evaluated greedily on held-out tasks before and after.
-# Prints both curves' final numbers. Takes ~30-40 min on 2 cores.
+# Prints both curves' final numbers. Takes ~30 min on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/proof}
-LR=${LR:-15}
-STEPS=${STEPS:-14}
-EPOCHS=${EPOCHS:-4}
+LR=${LR:-20}
+STEPS=${STEPS:-16}
+EPOCHS=${EPOCHS:-2}
+OPTIMIZER=${OPTIMIZER:-sgd}
 EVAL_EVERY=${EVAL_EVERY:-4}
 K=${K:-8}
 B=${B:-8}
@@ -22,15 +23,15 @@ for arm in "lr=$LR:$LR" "control:0"; do
 	name=${arm%%:*} lr=${arm##*:}
 	dir="$OUT/run-${name//=/}"
 	rm -rf "$dir"
-	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr, $EPOCHS PPO epochs, seed $SEED =="
+	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), $EPOCHS PPO epochs, seed $SEED =="
 	bin/otcurate train --data "$OUT/train.parquet" --eval "$OUT/heldout.parquet" --run-dir "$dir" \
-		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
+		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
 done
 python3 - "$OUT" "$LR" <<'PY'
 import json, sys, glob, os
 out, lr = sys.argv[1], sys.argv[2]
 def load(path): return [json.loads(l) for l in open(path)]
-print(f"{'arm':10} {'held-out before':>16} {'held-out after':>15} {'train reward (first 3 steps)':>29} {'(last 3 steps)':>15} {'zero-var (last 3)':>18} {'overhead':>9}")
+print(f"{'arm':10} {'held-out before':>16} {'held-out after':>15} {'train reward (first 3 steps)':>29} {'(last 3 steps)':>15} {'zero-var (last 3)':>18} {'overhead':>9}  held-out by step")
 for name in (f"lr{lr}", "control"):
     d = os.path.join(out, "run-" + name)
     ev, m = load(d + "/eval.jsonl"), load(d + "/metrics.jsonl")
@@ -38,5 +39,6 @@ for name in (f"lr{lr}", "control"):
     last = sum(x["mean_reward"] for x in m[-3:]) / 3
     zv = sum(x["zero_variance_share"] for x in m[-3:]) / 3
     oh = sorted(x["overhead_share"] for x in m)[len(m)//2]
-    print(f"{name:10} {ev[0]['pass_rate']:16.3f} {ev[-1]['pass_rate']:15.3f} {first:29.3f} {last:15.3f} {zv:18.2f} {oh:9.3%}")
+    curve = " ".join(f"{e['step']}:{e['pass_rate']:.3f}" for e in ev)
+    print(f"{name:10} {ev[0]['pass_rate']:16.3f} {ev[-1]['pass_rate']:15.3f} {first:29.3f} {last:15.3f} {zv:18.2f} {oh:9.3%}  {curve}")
 PY
