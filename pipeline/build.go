@@ -185,8 +185,9 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 }
 
 // outputInflightBytes caps the blob bytes between the output's reader and
-// writer.
-const outputInflightBytes = 32 << 20
+// writer (a 10 MB blob in flight at a time keeps the 10 MB-blob pool under
+// its RSS target; small rows are thousands).
+const outputInflightBytes = 16 << 20
 
 func weightOf(rec pool.Record) int64 { return min(int64(len(rec.Blob))+1, outputInflightBytes) }
 
