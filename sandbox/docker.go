@@ -45,8 +45,10 @@ type Docker struct {
 
 	images sync.Map // environment hashes whose image this process saw on the engine
 
-	// direct: sandboxes' files are reached through /proc (directRoot).
-	direct bool
+	// direct reports whether sandboxes' files can be reached through
+	// /proc (directRoot); decided at the first sandbox start, so backends
+	// that never start one (gc, builds) ask the engine nothing more.
+	direct func() bool
 }
 
 var _ Backend = (*Docker)(nil)
@@ -101,10 +103,11 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 		cancel: dcancel,
 		builds: make(map[string]*buildCall),
 	}
+	d.direct = func() bool { return false }
 	if !opts.EngineFiles {
-		d.direct = d.directFiles(ctx)
+		d.direct = sync.OnceValue(func() bool { return d.directFiles(d.ctx) })
 	}
-	d.log.Debug("engine connected", "host", cli.DaemonHost(), "api", cli.ClientVersion(), "direct_files", d.direct)
+	d.log.Debug("engine connected", "host", cli.DaemonHost(), "api", cli.ClientVersion())
 	return d, nil
 }
 

@@ -550,12 +550,21 @@ func writeTarEntry(tw *tar.Writer, name string, f bundle.Entry, mtime time.Time)
 
 func writeTarFile(tw *tar.Writer, hdr *tar.Header, f bundle.Entry) error {
 	hdr.Typeflag = tar.TypeReg
+	hdr.Size = int64(len(f.Data))
+	if f.Open != nil {
+		hdr.Size = f.Size
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	return copyEntry(tw, f)
+}
+
+// copyEntry writes a file entry's content: its Data, or f.Size bytes of
+// what Open gives.
+func copyEntry(w io.Writer, f bundle.Entry) error {
 	if f.Open == nil {
-		hdr.Size = int64(len(f.Data))
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		_, err := tw.Write(f.Data)
+		_, err := w.Write(f.Data)
 		return err
 	}
 	rc, err := f.Open()
@@ -563,10 +572,6 @@ func writeTarFile(tw *tar.Writer, hdr *tar.Header, f bundle.Entry) error {
 		return err
 	}
 	defer rc.Close()
-	hdr.Size = f.Size
-	if err := tw.WriteHeader(hdr); err != nil {
-		return err
-	}
-	_, err = io.CopyN(tw, rc, f.Size)
+	_, err = io.CopyN(w, rc, f.Size)
 	return err
 }

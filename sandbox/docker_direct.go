@@ -113,6 +113,7 @@ func (r *directRoot) upload(dir string, files []bundle.Entry) error {
 	if err := mkdirAll(root, dir); err != nil {
 		return fmt.Errorf("upload: %s: %w", dir, err)
 	}
+	dirs := map[string]bool{} // below dir: their times are set last, like an extracting tar's
 	for _, f := range files {
 		name := path.Clean(strings.TrimPrefix(f.Name, "/"))
 		if name == "." || name == ".." || strings.HasPrefix(name, "../") {
@@ -125,12 +126,6 @@ func (r *directRoot) upload(dir string, files []bundle.Entry) error {
 		if err := writeEntry(root, dir, full, f); err != nil {
 			return fmt.Errorf("upload %s: %w", full, err)
 		}
-	}
-	// Like an extracting tar, set the directories' times last, after
-	// their children were written.
-	dirs := map[string]bool{}
-	for _, f := range files {
-		name := path.Clean(strings.TrimPrefix(f.Name, "/"))
 		if f.Kind == bundle.KindDir {
 			dirs[name] = true
 		}
@@ -246,20 +241,6 @@ func unlinkNonDir(parent int, base string) {
 	if unix.Fstatat(parent, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		_ = unix.Unlinkat(parent, base, 0)
 	}
-}
-
-func copyEntry(w io.Writer, f bundle.Entry) error {
-	if f.Open == nil {
-		_, err := w.Write(f.Data)
-		return err
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	_, err = io.Copy(w, rc)
-	return err
 }
 
 // fixAttrs makes an open file or directory root's, with the exact mode

@@ -15,7 +15,7 @@ import (
 // sandbox plants (absolute symlinks, "..") reaches the host.
 func TestDirectFilesMatchEngine(t *testing.T) {
 	e := needDocker(t)
-	if !e.d.direct {
+	if !e.d.direct() {
 		t.Skip("direct file access unavailable (not root, or a remote engine)")
 	}
 	ctx := context.Background()

@@ -193,7 +193,7 @@ func (s *dockerSandbox) boot(ctx context.Context, spec StartSpec, facts imageFac
 		}
 		return engineError(ctx, "start container", err)
 	}
-	if s.d.direct {
+	if s.d.direct() {
 		s.direct = s.directRoot(ctx)
 	}
 	switch {

@@ -37,16 +37,13 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory")
 	noPython := flag.Bool("no-python", false, "skip the (slow) Python contender")
 	flag.Parse()
-	skipPython = *noPython
-	if err := run(*bin, *n, *big, *bigBlobs, *rounds, *keep); err != nil {
+	if err := run(*bin, *n, *big, *bigBlobs, *rounds, *keep, !*noPython); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-var skipPython bool
-
-func run(bin string, n, big, bigBlobs, rounds int, keep bool) error {
+func run(bin string, n, big, bigBlobs, rounds int, keep, python bool) error {
 	work, err := os.MkdirTemp("", "otcurate-bench-")
 	if err != nil {
 		return err
@@ -60,7 +57,7 @@ func run(bin string, n, big, bigBlobs, rounds int, keep bool) error {
 	if err := sh(bin, "gen-pool", "-n", fmt.Sprint(n), "--seed", "7", "--rates", "none", "-o", poolFile, "--log-level", "warn"); err != nil {
 		return err
 	}
-	if err := throughput(bin, work, "small", poolFile, rounds, !skipPython); err != nil {
+	if err := throughput(bin, work, "small", poolFile, rounds, python); err != nil {
 		return err
 	}
 

@@ -46,3 +46,17 @@ func EnvFiles(t testing.TB, task *trial.Task) []bundle.Entry {
 	}
 	return files
 }
+
+// DoneTask is the backends' standard test task: the instruction asks for
+// /app/done, tests/expected.txt holds "done", and the caller gives the
+// task.toml, Dockerfile, test.sh and solve.sh.
+func DoneTask(t testing.TB, name, taskToml, dockerfile, test, solve string) *trial.Task {
+	return Task(t, name, map[string]string{
+		"instruction.md":         "create /app/done (" + name + ")\n",
+		"task.toml":              taskToml,
+		"environment/Dockerfile": dockerfile,
+		"tests/test.sh":          test,
+		"tests/expected.txt":     "done\n",
+		"solution/solve.sh":      solve,
+	})
+}
