@@ -40,6 +40,10 @@ type BuildOptions struct {
 	// Shard restricts the run to a slice of the pool (see Shard); the
 	// shards' run directories are combined by Merge.
 	Shard Shard
+	// RetainBlobBytes caps the small bundles held in memory between the
+	// first pass and the output, which spares decoding the pool twice (see
+	// Engine.RetainBlobs). 0 means 64 MB; negative holds none.
+	RetainBlobBytes int64
 }
 
 // Summary is summary.json: the funnel of one run.
@@ -122,7 +126,7 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 		}
 		o.Stages = stages
 	}
-	eng := &Engine{Source: o.Source, Stages: o.Stages, Workers: o.Workers, Limits: o.Limits,
+	eng := &Engine{Source: o.Source, Stages: o.Stages, Workers: o.Workers, Limits: o.Limits, RetainBlobs: retainFor(o),
 		Sink: sink, Logger: o.Logger, Progress: o.Progress, Shard: o.Shard}
 	if o.Shard.Enabled() {
 		sum.Shard = o.Shard.String()
@@ -184,6 +188,20 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	return sum, res, runErr
 }
 
+// retainBlobBytes caps the small bundles the engine holds for the output
+// (see Engine.RetainBlobs): 20,000 pymethods-like tasks take about 26 MB.
+const retainBlobBytes = 64 << 20
+
+func retainFor(o BuildOptions) int64 {
+	switch {
+	case o.Output == "" || o.RetainBlobBytes < 0:
+		return 0
+	case o.RetainBlobBytes == 0:
+		return retainBlobBytes
+	}
+	return o.RetainBlobBytes
+}
+
 // outputInflightBytes caps the blob bytes between the output's reader and
 // writer (a 10 MB blob in flight at a time keeps the 10 MB-blob pool under
 // its RSS target; small rows are thousands).
@@ -191,13 +209,18 @@ const outputInflightBytes = 16 << 20
 
 func weightOf(rec pool.Record) int64 { return min(int64(len(rec.Blob))+1, outputInflightBytes) }
 
-// writeOutput copies the kept rows, in pool order, into the dataset.
+// writeOutput copies the kept rows, in pool order, into the dataset. The
+// bundles the engine retained are written from memory; the others are read
+// from the pool again.
 func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, error) {
-	kept := make(map[int64]*Task)
-	for _, t := range res.Kept() {
-		kept[t.Index] = t
+	keptList := res.Kept()
+	reread := make(map[int64]*Task)
+	for _, t := range keptList {
+		if t.blob == nil {
+			reread[t.Index] = t
+		}
 	}
-	skip := func(i int64) bool { return kept[i] == nil }
+	skip := func(i int64) bool { return reread[i] == nil }
 	// The pool is decoded on one goroutine while the output is encoded on
 	// another; the rows between them are bounded in bytes, like the
 	// engine's, so 10 MB blobs do not pile up.
@@ -207,40 +230,71 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 		budget := semaphore.NewWeighted(outputInflightBytes)
 		recs := make(chan pool.Record, 64)
 		readErr := make(chan error, 1)
-		go func() {
-			defer close(recs)
-			readErr <- o.Source.Each(ctx, skip, func(rec pool.Record) error {
-				t := kept[rec.Index]
-				if int64(len(rec.Blob)) != t.BlobBytes || rec.Path != t.Path {
-					return fmt.Errorf("pool changed during the run: row %d (%s) differs from what was validated", rec.Index, t.Path)
-				}
-				if err := budget.Acquire(ctx, weightOf(rec)); err != nil {
-					return err
-				}
-				select {
-				case recs <- rec:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-		}()
+		if len(reread) > 0 {
+			go func() {
+				defer close(recs)
+				readErr <- o.Source.Each(ctx, skip, func(rec pool.Record) error {
+					t := reread[rec.Index]
+					if int64(len(rec.Blob)) != t.BlobBytes || rec.Path != t.Path {
+						return fmt.Errorf("pool changed during the run: row %d (%s) differs from what was validated", rec.Index, t.Path)
+					}
+					if err := budget.Acquire(ctx, weightOf(rec)); err != nil {
+						return err
+					}
+					select {
+					case recs <- rec:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				})
+			}()
+		} else {
+			close(recs)
+			readErr <- nil
+		}
 		var werr error
-		for rec := range recs {
-			if werr == nil {
-				if werr = w.Write(rec.Path, rec.Blob); werr != nil {
-					cancel() // stop the reader; keep draining so it can exit
-				}
+		written := 0
+		for _, t := range keptList {
+			if werr != nil {
+				break
 			}
+			written++
+			if t.blob != nil {
+				werr = w.Write(t.Path, t.blob)
+				continue
+			}
+			rec, ok := <-recs
+			if !ok {
+				written--
+				break // the reader stopped: its error says why
+			}
+			if rec.Index != t.Index {
+				werr = fmt.Errorf("output: pool row %d read where row %d was expected", rec.Index, t.Index)
+			} else {
+				werr = w.Write(rec.Path, rec.Blob)
+			}
+			budget.Release(weightOf(rec))
+		}
+		if werr != nil {
+			cancel() // stop the reader early; drain so it can exit
+		}
+		for rec := range recs {
 			budget.Release(weightOf(rec))
 		}
 		if err := <-readErr; werr == nil && err != nil {
 			return err
 		}
+		if werr == nil {
+			werr = ctx.Err()
+		}
+		if werr == nil && written != len(keptList) {
+			werr = fmt.Errorf("pool changed during the run: it ended before row %d (%s)", keptList[written].Index, keptList[written].Path)
+		}
 		return werr
 	}
 	if o.Shards > 1 {
-		sw, err := pool.CreateSharded(o.Output, o.Shards, int64(len(kept)), pool.WriterOptions{})
+		sw, err := pool.CreateSharded(o.Output, o.Shards, int64(len(keptList)), pool.WriterOptions{})
 		if err != nil {
 			return nil, err
 		}

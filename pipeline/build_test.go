@@ -357,3 +357,55 @@ func TestTaskDirPool(t *testing.T) {
 		t.Fatalf("output = %v", got)
 	}
 }
+
+// TestOutputFromRetainedBlobs checks the output is the same bytes whether
+// the kept bundles come from memory, from the pool, or from both (a budget
+// that holds only some), with duplicates that dedup drops after validate
+// kept them.
+func TestOutputFromRetainedBlobs(t *testing.T) {
+	dir := t.TempDir()
+	var rows []rawRow
+	for i := 0; i < 40; i++ {
+		text := fmt.Sprintf("task %d", i)
+		if i%7 == 3 {
+			text = "task 0" // a duplicate of row 0's content
+		}
+		rows = append(rows, rawRow{Path: str(fmt.Sprintf("t-%02d", 39-i)), Blob: task(t, text)})
+	}
+	name := filepath.Join(dir, "pool.parquet")
+	writeRaw(t, name, rows)
+	src, err := pool.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for _, budget := range []int64{-1, 0, int64(len(rows[0].Blob)) * 9} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.parquet", budget))
+		sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages,
+			RunDir: filepath.Join(dir, fmt.Sprint("run", budget)), Output: out, RetainBlobBytes: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.TasksKept != 34 {
+			t.Fatalf("budget %d: kept %d, want 34", budget, sum.TasksKept)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+			// Row 0 (t-39) and its copies are dropped for t-01, the
+			// lexicographically first of them, near the end.
+			if paths := readOutput(t, out); len(paths) != 34 || paths[0] != "t-38" || paths[32] != "t-01" {
+				t.Fatalf("output paths %v", paths)
+			}
+		} else if !bytes.Equal(got, want) {
+			t.Fatalf("budget %d: output differs from the one read back from the pool", budget)
+		}
+	}
+}

@@ -68,7 +68,18 @@ type Engine struct {
 	// validate decides which tasks are in it, the others leave no trace
 	// (no decision, no funnel count, no manifest row).
 	Shard Shard
+	// RetainBlobs, when positive, holds the bundles of small tasks that
+	// pass the first segment, up to that many bytes in all, so the output
+	// is written without decoding the pool a second time. Bundles of
+	// tasks dropped later are let go.
+	RetainBlobs int64
+	retained    int64 // bytes held by RetainBlobs (callbacks only)
 }
+
+// retainMaxBlob is the largest bundle RetainBlobs holds: re-reading a
+// large row costs little per byte, and big bundles would crowd out the
+// thousands of small ones the cache saves a second decode for.
+const retainMaxBlob = 256 << 10
 
 // StageSummary is one stage's line of the funnel.
 type StageSummary struct {
@@ -204,6 +215,7 @@ func plan(stages []Stage) ([]segment, error) {
 // result of one task's trip through a segment.
 type itemResult struct {
 	task      *Task
+	blob      []byte    // the bundle, when the task passed and may be retained
 	outcomes  []Outcome // one per stage reached
 	durations []time.Duration
 	skipped   bool // interrupted before a decision
@@ -292,6 +304,10 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			busy[i] += d
 		}
 		e.record(en.task, r.outcomes, r.durations, names, sums, &sinkErr)
+		if r.blob != nil && en.task.Alive && e.retained+int64(len(r.blob)) <= e.RetainBlobs {
+			en.task.blob = r.blob
+			e.retained += int64(len(r.blob))
+		}
 		if e.Progress != nil {
 			e.Progress.Advance(1)
 		}
@@ -406,7 +422,15 @@ func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
 
 func (e *Engine) process(ctx context.Context, first bool, stages []ItemStage, task *Task, rec *pool.Record) (r itemResult) {
 	r.task = task
-	defer func() { rec.Blob = nil }() // the result waits for its callback without the bytes
+	defer func() {
+		// The result waits for its callback without the bytes, unless the
+		// task passed and its bundle may be retained for the output.
+		if first && e.RetainBlobs > 0 && len(rec.Blob) <= retainMaxBlob && !r.skipped && !r.outOfShard &&
+			len(r.outcomes) == len(stages) && r.outcomes[len(r.outcomes)-1].Verdict == Keep {
+			r.blob = rec.Blob
+		}
+		rec.Blob = nil
+	}()
 	if ctx.Err() != nil {
 		r.skipped = true
 		return r
@@ -472,6 +496,10 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 			sum.Errors++
 			sum.ErrorsByReason[out.Reason]++
 			task.Alive = false
+		}
+		if !task.Alive && task.blob != nil {
+			e.retained -= int64(len(task.blob))
+			task.blob = nil
 		}
 		for _, f := range out.Flags {
 			sum.FlaggedByReason[f]++

@@ -114,7 +114,8 @@ type Task struct {
 	Alive       bool   // not dropped by any stage so far
 	LastStage   string // stage that last decided the task
 	Marks       []StageMark
-	outOfShard  bool // validate placed it outside the run's shard
+	outOfShard  bool   // validate placed it outside the run's shard
+	blob        []byte // the bundle, held for the output when small (see Engine.RetainBlobs)
 }
 
 // StageMark is one stage's decision on a task, kept for the manifest.

@@ -135,7 +135,7 @@ func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, erro
 	seen := map[[2]string]bool{}
 	envs := map[string]*EnvStat{}
 	dist := map[string][]float64{}
-	if err := pipeline.EachDecision(name, func(d pipeline.Decision) error {
+	if err := pipeline.EachDecisionWhere(name, mayCount, func(d pipeline.Decision) error {
 		return r.addDecision(d, drops, errs, seen, envs, dist, envOf)
 	}); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -159,6 +159,17 @@ func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, erro
 		}
 	}
 	return nil
+}
+
+// mayCount is false for the lines addDecision would ignore: keeps with no
+// evidence outside the env stage, which are most lines of a large run.
+// The test is on the raw line and errs towards true: encoding/json writes
+// no spaces and escapes every quote inside strings, so the quoted key
+// sequences below appear only as the decision's own fields.
+func mayCount(line []byte) bool {
+	return !bytes.Contains(line, []byte(`"verdict":"keep"`)) ||
+		bytes.Contains(line, []byte(`"evidence":`)) ||
+		bytes.Contains(line, []byte(`"stage":"env"`))
 }
 
 func (r *BuildReport) addDecision(d pipeline.Decision, drops, errs map[[2]string]int64, seen map[[2]string]bool,

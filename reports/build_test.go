@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -119,5 +120,28 @@ func TestBuildReportGolden(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ReportFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMayCount checks the raw-line test that spares parsing skips only
+// keeps without evidence outside the env stage, whatever the strings hold.
+func TestMayCount(t *testing.T) {
+	for _, d := range []pipeline.Decision{
+		{Path: "a", Stage: "validate", Verdict: pipeline.Keep, Reason: "valid"},
+		{Path: `x","verdict":"drop`, Stage: "dedup", Verdict: pipeline.Keep, Reason: "unique"},
+		{Path: "a", Stage: "validate", Verdict: pipeline.Drop, Reason: "not_gzip", Detail: `"verdict":"keep"`},
+		{Path: `"stage":"env"`, Stage: "lint", Verdict: pipeline.Error, Reason: "x"},
+		{Path: "a", Stage: "env", Verdict: pipeline.Keep, Reason: "stable"},
+		{Path: "a", Stage: "flaky", Verdict: pipeline.Keep, Reason: "stable", Evidence: &pipeline.Evidence{Runs: 5}},
+		{Path: `"evidence":{}`, Stage: "select", Verdict: pipeline.Keep, Reason: "selected", Detail: `"stage":"env"`},
+	} {
+		line, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ignored := d.Verdict == pipeline.Keep && d.Evidence == nil && d.Stage != pipeline.StageEnv
+		if got := mayCount(line); got == ignored {
+			t.Errorf("mayCount(%s) = %v, want %v", line, got, !ignored)
+		}
 	}
 }
