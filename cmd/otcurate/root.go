@@ -29,6 +29,7 @@ type globals struct {
 
 	cpuProfile string
 	traceFile  string
+	memProfile string
 	memLimit   string
 
 	logger *slog.Logger
@@ -81,6 +82,8 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 	pf.StringVar(&g.memLimit, "memory-limit", "160MiB", "soft heap limit for the Go runtime (GOMEMLIMIT syntax; \"off\" disables; the GOMEMLIMIT variable wins)")
 	pf.StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile (for performance work)")
 	_ = pf.MarkHidden("cpuprofile")
+	pf.StringVar(&g.memProfile, "memprofile", "", "write an allocation profile at exit (for performance work)")
+	_ = pf.MarkHidden("memprofile")
 	pf.StringVar(&g.traceFile, "trace", "", "write a runtime execution trace (for performance work; view with go tool trace)")
 	_ = pf.MarkHidden("trace")
 	_ = root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
@@ -149,6 +152,12 @@ func (g *globals) startProfile() error {
 }
 
 func (g *globals) stopProfile() {
+	if g.memProfile != "" {
+		if f, err := os.Create(g.memProfile); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	if g.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
