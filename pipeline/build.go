@@ -135,6 +135,9 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	region := trace.StartRegion(ctx, "stages")
 	res, runErr := eng.Run(ctx)
 	region.End()
+	if res != nil {
+		defer res.ReleaseBlobs()
+	}
 	if js != nil {
 		if err := js.Close(); err != nil && runErr == nil {
 			runErr = err

@@ -68,12 +68,12 @@ type Engine struct {
 	// validate decides which tasks are in it, the others leave no trace
 	// (no decision, no funnel count, no manifest row).
 	Shard Shard
-	// RetainBlobs, when positive, holds the bundles of small tasks that
-	// pass the first segment, up to that many bytes in all, so the output
-	// is written without decoding the pool a second time. Bundles of
-	// tasks dropped later are let go.
+	// RetainBlobs, when positive, holds copies of the bundles of small
+	// tasks that pass the first segment, up to that many bytes in all, so
+	// the output is written without decoding the pool a second time (see
+	// writeOutput). The copies live in an arena outside the Go heap until
+	// Result.ReleaseBlobs.
 	RetainBlobs int64
-	retained    int64 // bytes held by RetainBlobs (callbacks only)
 }
 
 // retainMaxBlob is the largest bundle RetainBlobs holds: re-reading a
@@ -111,6 +111,19 @@ type Result struct {
 	Tasks       []*Task // every input row, in pool order
 	Stages      []*StageSummary
 	Interrupted bool
+	arena       *blobArena // the bundles held for the output (Engine.RetainBlobs)
+}
+
+// ReleaseBlobs frees the bundles the engine held for the output.
+func (r *Result) ReleaseBlobs() {
+	if r.arena == nil {
+		return
+	}
+	for _, t := range r.Tasks {
+		t.blob = nil
+	}
+	r.arena.release()
+	r.arena = nil
 }
 
 // Kept returns the tasks that survived every stage, in pool order.
@@ -157,6 +170,9 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
+	if e.RetainBlobs > 0 {
+		res.arena = newBlobArena(e.RetainBlobs)
+	}
 	sums := make(map[string]*StageSummary)
 	for _, s := range e.Stages {
 		sum := newStageSummary(s.Name())
@@ -304,9 +320,8 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			busy[i] += d
 		}
 		e.record(en.task, r.outcomes, r.durations, names, sums, &sinkErr)
-		if r.blob != nil && en.task.Alive && e.retained+int64(len(r.blob)) <= e.RetainBlobs {
-			en.task.blob = r.blob
-			e.retained += int64(len(r.blob))
+		if r.blob != nil && en.task.Alive && res.arena != nil {
+			en.task.blob = res.arena.add(r.blob)
 		}
 		if e.Progress != nil {
 			e.Progress.Advance(1)
@@ -497,9 +512,8 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 			sum.ErrorsByReason[out.Reason]++
 			task.Alive = false
 		}
-		if !task.Alive && task.blob != nil {
-			e.retained -= int64(len(task.blob))
-			task.blob = nil
+		if !task.Alive {
+			task.blob = nil // its arena bytes stay spent: the output skips it
 		}
 		for _, f := range out.Flags {
 			sum.FlaggedByReason[f]++

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package pipeline
+
+// arenaChunk is the size of the heap chunks the arena grows by where it
+// cannot map memory itself.
+const arenaChunk = 4 << 20
+
+func mapArena(n int64) ([]byte, func() error) {
+	return make([]byte, 0, n), func() error { return nil }
+}
