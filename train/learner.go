@@ -26,6 +26,7 @@ type Learner interface {
 // UpdateStats describe an update.
 type UpdateStats struct {
 	LogprobGap float64 // mean |behaviour − recomputed| log-probability per action, before the update
+	Entropy    float64 // mean entropy per action of the batch's choices, before the update
 	GradNorm   float64
 	Clipped    int
 	VersionLag int
@@ -34,13 +35,18 @@ type UpdateStats struct {
 // Builtin updates the built-in policy in process: a policy-gradient step
 // on its log-linear weights with the action-mean PPO-clip loss
 //
-//	L = −(1/N) Σ_actions min(ρ·A, clip(ρ, 1−ε, 1+ε)·A),  ρ = π(a|s)/π_behaviour(a|s),
+//	L = −(1/N) Σ_actions min(ρ·A, clip(ρ, 1−ε, 1+ε)·A) − β·(1/M) Σ_turns H(π(·|s)),
+//	ρ = π(a|s)/π_behaviour(a|s),
 //
 // N the number of actions (turns) of the samples that carry signal (zero-
 // advantage samples do not dilute it), A the sample's rloo_n advantage,
 // π_behaviour the log-probabilities recorded at sampling time. With one
 // epoch ρ = 1 and this is REINFORCE with a leave-one-out baseline; Epochs
-// > 1 re-uses the batch and the clip bounds the drift.
+// > 1 re-uses the batch and the clip bounds the drift. The optional
+// entropy bonus (β = EntropyCoef) averages over the M turns of every
+// included sample, zero-variance groups too: a group that always fails
+// carries no advantage, and the bonus is what keeps its alternatives
+// sampled.
 type Builtin struct {
 	Policy      *builtin.Policy
 	LR          float64
@@ -51,6 +57,8 @@ type Builtin struct {
 	// AdaGrad scales each weight's step by its own gradient history
 	// (builtin.Policy.UpdateAdaGrad) instead of a plain gradient step.
 	AdaGrad bool
+	// EntropyCoef is β of the entropy bonus; 0 = none.
+	EntropyCoef float64
 }
 
 var _ Learner = (*Builtin)(nil)
@@ -84,10 +92,10 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 	if epochs <= 0 {
 		epochs = 1
 	}
-	var acts []action
+	var acts, all []action // all: every included turn, for the entropy bonus
 	for _, s := range samples {
 		tr := s.Attempt.Trajectory
-		if !s.Included || s.Advantage == 0 || tr == nil {
+		if !s.Included || tr == nil {
 			continue
 		}
 		for i, turn := range tr.Turns {
@@ -99,10 +107,17 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 			for _, x := range turn.Completion.Logprobs {
 				lp += x
 			}
-			acts = append(acts, action{prefix: tr.Messages[:at], tokens: turn.Completion.TokenIDs, behaviour: lp, adv: s.Advantage})
+			a := action{prefix: tr.Messages[:at], tokens: turn.Completion.TokenIDs, behaviour: lp, adv: s.Advantage}
+			all = append(all, a)
+			if s.Advantage != 0 {
+				acts = append(acts, a)
+			}
 		}
 	}
-	if len(acts) == 0 {
+	if b.EntropyCoef == 0 {
+		all = nil
+	}
+	if len(acts) == 0 && len(all) == 0 {
 		b.Policy.Update(nil, 0) // a new version all the same: steps and versions stay aligned
 		return st, nil
 	}
@@ -128,8 +143,21 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 				return st, err
 			}
 		}
+		var ent float64
+		for _, a := range all {
+			h, err := b.Policy.Entropy(a.prefix, a.tokens, b.Temperature, grad, b.EntropyCoef/float64(len(all)))
+			if err != nil {
+				return st, err
+			}
+			ent += h
+		}
 		if e == 0 {
-			st.LogprobGap = gap / n
+			if n > 0 {
+				st.LogprobGap = gap / n
+			}
+			if len(all) > 0 {
+				st.Entropy = ent / float64(len(all))
+			}
 		}
 		norm := gradNorm(grad)
 		st.GradNorm = norm

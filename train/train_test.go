@@ -105,7 +105,7 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	seed := int64(5)
 	opts := func(dir string, p *builtin.Policy) train.Options {
 		return train.Options{Data: data, Runner: &trial.Runner{Backend: d}, Labels: map[string]string{sandbox.LabelRun: runID},
-			Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1},
+			Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: 0.05},
 			Harness:   agent.Config{MaxTurns: 5, Sampling: policy.Sampling{Temperature: 1, Seed: &seed}},
 			GroupSize: 4, BatchTasks: 2, Steps: 3, Seed: seed, Workers: 4, RunDir: dir, Fingerprint: "test"}
 	}
@@ -186,7 +186,7 @@ func TestTrainingStopsWhenTheEngineIsGone(t *testing.T) {
 	p := builtin.New(seed)
 	dir := filepath.Join(t.TempDir(), "run")
 	_, err := train.Run(context.Background(), train.Options{Data: shellTasks(t, 2), Runner: &trial.Runner{Backend: engineGone{d}},
-		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1},
+		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: 0.05},
 		Harness:   agent.Config{Sampling: policy.Sampling{Temperature: 1, Seed: &seed}},
 		GroupSize: 2, BatchTasks: 2, Steps: 3, Seed: seed, RunDir: dir, Fingerprint: "gone"})
 	if err == nil || !strings.Contains(err.Error(), "infrastructure") {

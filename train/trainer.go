@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	cpool "github.com/sourcegraph/conc/pool"
@@ -76,7 +77,8 @@ type Metrics struct {
 	Turns             int     `json:"turns"`
 	Tokens            int     `json:"tokens"`
 	MeanAbsAdvantage  float64 `json:"mean_abs_advantage"`
-	LogprobGap        float64 `json:"logprob_gap"` // mean |behaviour − learner| log-probability per action
+	LogprobGap        float64 `json:"logprob_gap"`       // mean |behaviour − learner| log-probability per action
+	Entropy           float64 `json:"entropy,omitempty"` // mean entropy per turn of the batch's choices (built-in policy with an entropy bonus)
 	GradNorm          float64 `json:"grad_norm"`
 	Clipped           int     `json:"clipped"` // actions whose PPO ratio was clipped
 	PolicyVersion     string  `json:"policy_version"`
@@ -98,6 +100,17 @@ type EvalResult struct {
 	Passed   int      `json:"passed"`
 	PassRate float64  `json:"pass_rate"`
 	Failed   []string `json:"failed,omitempty"` // tasks not scored (infrastructure)
+	// Episodes are the greedy episodes behind the numbers, in task order.
+	Episodes []EvalEpisode `json:"episodes"`
+}
+
+// EvalEpisode is one held-out task's greedy episode: its reward and the
+// commands the policy typed.
+type EvalEpisode struct {
+	Task     string   `json:"task"`
+	Outcome  string   `json:"outcome"`
+	Reward   float64  `json:"reward"`
+	Commands []string `json:"commands"`
 }
 
 // Sample is one rollout of a step.
@@ -363,7 +376,7 @@ func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, e
 		return m, fmt.Errorf("step %d: update: %w", step, err)
 	}
 	m.UpdateSeconds = time.Since(t1).Seconds()
-	m.LogprobGap, m.GradNorm, m.Clipped = us.LogprobGap, us.GradNorm, us.Clipped
+	m.LogprobGap, m.GradNorm, m.Clipped, m.Entropy = us.LogprobGap, us.GradNorm, us.Clipped, us.Entropy
 	m.PolicyVersionLag = us.VersionLag
 	m.StepSeconds = time.Since(t0).Seconds()
 	m.OverheadShare = (m.StepSeconds - m.RolloutSeconds) / m.StepSeconds
@@ -384,6 +397,15 @@ func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
 		return err
 	}
 	for i, a := range attempts {
+		ep := EvalEpisode{Task: tasks[i].path, Outcome: string(a.Result.Outcome), Reward: a.Reward(), Commands: []string{}}
+		if a.Trajectory != nil {
+			for _, turn := range a.Trajectory.Turns {
+				for _, c := range turn.Commands {
+					ep.Commands = append(ep.Commands, strings.TrimRight(c.Keystrokes, "\n"))
+				}
+			}
+		}
+		res.Episodes = append(res.Episodes, ep)
 		switch {
 		case a.Result.Outcome == trial.Scored:
 			res.Scored++

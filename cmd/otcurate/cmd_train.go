@@ -22,7 +22,7 @@ type trainOptions struct {
 	groupSize, batchTasks, steps  int
 	minGroup, evalEvery, epochs   int
 	rollouts                      int
-	lr, clip, gradClip            float64
+	lr, clip, gradClip, entropy   float64
 	optimizer                     string
 	resume                        bool
 	learnerDir                    string
@@ -72,6 +72,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.Float64Var(&o.lr, "lr", 15, "learning rate (0 = the control arm: roll out and score, never change the policy)")
 	f.Float64Var(&o.clip, "clip", 0.2, "PPO clip ε")
 	f.Float64Var(&o.gradClip, "grad-clip", 0, "max gradient norm (0 = none)")
+	f.Float64Var(&o.entropy, "entropy-coef", 0, "built-in policy: entropy bonus β (keeps a confident policy sampling alternatives; 0 = none)")
 	f.StringVar(&o.optimizer, "optimizer", "sgd", "built-in policy: sgd (lr·gradient) or adagrad (each weight's step scaled by its gradient history; use an lr near 0.5)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
 	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
@@ -99,7 +100,7 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 			return usageErr(fmt.Errorf("--optimizer must be sgd or adagrad, not %q", o.optimizer))
 		}
 		learner = &train.Builtin{Policy: bp, LR: o.lr, Clip: o.clip, Epochs: o.epochs, Temperature: o.pol.temperature,
-			GradClip: o.gradClip, AdaGrad: o.optimizer == "adagrad"}
+			GradClip: o.gradClip, AdaGrad: o.optimizer == "adagrad", EntropyCoef: o.entropy}
 	case *openai.Client:
 		dir := o.learnerDir
 		if dir == "" {

@@ -191,13 +191,62 @@ type Grad map[string]float64
 // temperature T (> 0), and, when grad is non-nil, adds scale·∇ of it to
 // grad.
 func (p *Policy) LogProb(msgs []policy.Message, tokens []int, T float64, grad Grad, scale float64) (float64, error) {
+	var total float64
+	err := p.replay(msgs, tokens, T, func(d *decision, lp []float64, c int) {
+		total += lp[c]
+		if grad == nil {
+			return
+		}
+		for i, fs := range d.feats {
+			coef := -math.Exp(lp[i])
+			if i == c {
+				coef += 1
+			}
+			for _, f := range fs {
+				grad[f.key] += scale * coef * f.val / T
+			}
+		}
+	})
+	return total, err
+}
+
+// Entropy replays a recorded completion like LogProb and returns the summed
+// entropy of the choices it went through (each decision's distribution over
+// all its options, at temperature T); when grad is non-nil it adds scale·∇
+// of that entropy to grad. An entropy bonus in the loss keeps a policy that
+// has become sure of a wrong choice sampling the alternatives.
+func (p *Policy) Entropy(msgs []policy.Message, tokens []int, T float64, grad Grad, scale float64) (float64, error) {
+	var total float64
+	err := p.replay(msgs, tokens, T, func(d *decision, lp []float64, _ int) {
+		var h float64
+		for _, l := range lp {
+			h -= math.Exp(l) * l
+		}
+		total += h
+		if grad == nil {
+			return
+		}
+		// ∂H/∂s_i = −p_i (log p_i + H) / T for scores s_i.
+		for i, fs := range d.feats {
+			coef := -math.Exp(lp[i]) * (lp[i] + h) / T
+			for _, f := range fs {
+				grad[f.key] += scale * coef * f.val
+			}
+		}
+	})
+	return total, err
+}
+
+// replay walks a recorded completion's decisions under the current weights
+// and calls fn with each decision, its log-probabilities at temperature T
+// and the recorded choice.
+func (p *Policy) replay(msgs []policy.Message, tokens []int, T float64, fn func(d *decision, lp []float64, c int)) error {
 	if T <= 0 {
-		return 0, fmt.Errorf("LogProb needs a temperature > 0")
+		return fmt.Errorf("replaying a completion needs a temperature > 0")
 	}
 	s := parseState(msgs)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	var total float64
 	k := 0
 	_, err := walk(s, func(d *decision) int {
 		if k >= len(tokens) {
@@ -208,28 +257,16 @@ func (p *Policy) LogProb(msgs []policy.Message, tokens []int, T float64, grad Gr
 		if c < 0 || c >= len(d.opts) {
 			return -1
 		}
-		lp := logSoftmax(p.scores(d), T)
-		total += lp[c]
-		if grad != nil {
-			for i, fs := range d.feats {
-				coef := -math.Exp(lp[i])
-				if i == c {
-					coef += 1
-				}
-				for _, f := range fs {
-					grad[f.key] += scale * coef * f.val / T
-				}
-			}
-		}
+		fn(d, logSoftmax(p.scores(d), T), c)
 		return c
 	})
 	if err != nil {
-		return 0, fmt.Errorf("replaying tokens %v: %w", tokens, err)
+		return fmt.Errorf("replaying tokens %v: %w", tokens, err)
 	}
 	if k != len(tokens) {
-		return 0, fmt.Errorf("replaying tokens %v: the action used %d of them", tokens, k)
+		return fmt.Errorf("replaying tokens %v: the action used %d of them", tokens, k)
 	}
-	return total, nil
+	return nil
 }
 
 // Update adds lr·g to the weights and bumps the version.

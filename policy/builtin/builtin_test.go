@@ -198,3 +198,37 @@ func TestUpdateAdaGrad(t *testing.T) {
 		t.Errorf("second step: %g (restored %g), want %g", p.w["common"], q.w["common"], want)
 	}
 }
+
+// TestEntropyGradient checks Entropy's gradient against finite differences
+// at a temperature other than 1, and that a step along it raises the
+// entropy of the replayed choices.
+func TestEntropyGradient(t *testing.T) {
+	p := New(3)
+	msgs := firstPrompt("Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`.")
+	a, err := p.Complete(context.Background(), policy.Request{Messages: msgs, Sampling: policy.Sampling{Temperature: 1}, SessionID: "e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const T = 0.7
+	grad := Grad{}
+	h0, err := p.Entropy(msgs, a.TokenIDs, T, grad, 1)
+	if err != nil || h0 <= 0 {
+		t.Fatalf("entropy %g (%v)", h0, err)
+	}
+	const eps = 1e-5
+	for k, g := range grad {
+		old := p.w[k]
+		p.w[k] = old + eps
+		up, _ := p.Entropy(msgs, a.TokenIDs, T, nil, 0)
+		p.w[k] = old - eps
+		down, _ := p.Entropy(msgs, a.TokenIDs, T, nil, 0)
+		p.w[k] = old
+		if fd := (up - down) / (2 * eps); math.Abs(fd-g) > 1e-5 {
+			t.Errorf("feature %s: gradient %g, finite difference %g", k, g, fd)
+		}
+	}
+	p.Update(grad, 0.05)
+	if h1, _ := p.Entropy(msgs, a.TokenIDs, T, nil, 0); h1 <= h0 {
+		t.Errorf("entropy %g after a step along its gradient, %g before", h1, h0)
+	}
+}

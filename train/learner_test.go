@@ -1,0 +1,59 @@
+package train
+
+import (
+	"context"
+	"testing"
+
+	"github.com/otcurate/otcurate/agent"
+	"github.com/otcurate/otcurate/policy"
+	"github.com/otcurate/otcurate/policy/builtin"
+)
+
+// TestEntropyBonusMovesZeroVarianceGroups: a batch whose every sample has
+// advantage 0 (a group that always fails) leaves the policy alone without
+// the bonus and raises the entropy of its choices with it.
+func TestEntropyBonusMovesZeroVarianceGroups(t *testing.T) {
+	prompt := []policy.Message{{Role: policy.RoleUser, Content: "You are an AI assistant...\n\nTask Description:\n" +
+		"Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`." +
+		"\n\nCurrent terminal state:\nroot@sandbox:/app# "}}
+	samples := func(p *builtin.Policy) []Sample {
+		var out []Sample
+		for i, session := range []string{"a", "b", "c", "d"} {
+			c, err := p.Complete(context.Background(), policy.Request{Messages: prompt, Sampling: policy.Sampling{Temperature: 1}, SessionID: session})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &agent.Trajectory{Messages: append(append([]policy.Message{}, prompt...), policy.Message{Role: policy.RoleAssistant, Content: c.Content}),
+				Turns: []agent.Turn{{Completion: c}}}
+			out = append(out, Sample{Task: "t", Index: i, Attempt: agent.Attempt{Trajectory: tr}, Included: true})
+		}
+		return out
+	}
+	entropy := func(p *builtin.Policy, ss []Sample) float64 {
+		var h float64
+		for _, s := range ss {
+			x, err := p.Entropy(prompt, s.Attempt.Trajectory.Turns[0].Completion.TokenIDs, 1, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h += x
+		}
+		return h
+	}
+	for _, beta := range []float64{0, 0.5} {
+		p := builtin.New(1)
+		ss := samples(p)
+		before := entropy(p, ss)
+		st, err := (&Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: beta}).Update(context.Background(), 1, ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := entropy(p, ss)
+		switch {
+		case beta == 0 && after != before:
+			t.Errorf("no bonus: entropy moved %g → %g on zero-advantage samples", before, after)
+		case beta > 0 && (after <= before || st.Entropy <= 0):
+			t.Errorf("bonus %g: entropy %g → %g (reported %g)", beta, before, after, st.Entropy)
+		}
+	}
+}
