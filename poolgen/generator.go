@@ -67,12 +67,50 @@ func (g *generator) plan(i int) *plan {
 	p := &plan{i: i, r: r, path: fmt.Sprintf("%s-%0*d", g.o.PathPrefix, g.width, i)}
 	p.defect = g.pickDefect(r)
 	name := p.path
-	if chance(r, g.o.KataShare) {
+	kata := chance(r, g.o.KataShare)
+	switch {
+	case kata && g.o.Balanced:
+		f, v := balancedPick(g.o.Seed, i, kataVariants)
+		p.kata = planKataVariant(r, kataFamilies[f], v, name, p.defect == DefectWrongOracle)
+	case kata:
 		p.kata = planKata(r, name, p.defect == DefectWrongOracle)
-	} else {
+	case g.o.Balanced:
+		t, v := balancedPick(g.o.Seed, i, shellVariants)
+		p.shell = planShellVariant(r, shellTemplates[t], v, name)
+	default:
 		p.shell = planShell(r, name)
 	}
 	return p
+}
+
+// kataVariants and shellVariants list every (family, variant) pair.
+var (
+	kataVariants = func() (out [][2]int) {
+		for f, fam := range kataFamilies {
+			for v := range fam.Variants {
+				out = append(out, [2]int{f, v})
+			}
+		}
+		return out
+	}()
+	shellVariants = func() (out [][2]int) {
+		for t, tmpl := range shellTemplates {
+			for v := range tmpl.Variants {
+				out = append(out, [2]int{t, v})
+			}
+		}
+		return out
+	}()
+)
+
+// balancedPick is task i's (family, variant) in shuffled rounds over pairs:
+// round i/len(pairs) is a permutation drawn from the seed and the round
+// alone, so a task's pick does not depend on the chunking.
+func balancedPick(seed int64, i int, pairs [][2]int) (int, int) {
+	round, pos := i/len(pairs), i%len(pairs)
+	perm := rand.New(rand.NewPCG(uint64(seed)^0x3c6ef372fe94f82b, uint64(round))).Perm(len(pairs))
+	pr := pairs[perm[pos]]
+	return pr[0], pr[1]
 }
 
 type chunkResult struct {

@@ -52,6 +52,12 @@ type Options struct {
 	// remapped, and fails Generate if the oracle does not earn reward 1. It
 	// spawns a few processes per task, so it is meant for small pools.
 	HostCheck bool
+	// Balanced draws each family's variants in shuffled rounds (every
+	// template variant once per round, by task number) instead of
+	// independently, so a small pool covers them evenly: a 96-task shell
+	// pool drawn independently can hold one task of a variant and six of
+	// another. Whether a task is a kata or a shell task stays a draw.
+	Balanced bool
 }
 
 // Rates maps a defect kind to its probability per task. DefaultRates returns

@@ -324,3 +324,35 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tasks/s")
 }
+
+// TestBalanced: a balanced shell pool of two rounds holds every template
+// variant exactly twice, and chunking does not change it.
+func TestBalanced(t *testing.T) {
+	t.Parallel()
+	o := Options{N: 2 * len(shellVariants), Seed: 9, KataShare: -1, Rates: NoDefects(), Balanced: true}
+	tasks := generate(t, o)
+	count := map[string]int{}
+	for _, tk := range tasks {
+		count[tk.Label.Template]++
+	}
+	if len(count) != len(shellVariants) {
+		t.Fatalf("%d distinct variants in two rounds, want %d", len(count), len(shellVariants))
+	}
+	for tmpl, n := range count {
+		if n != 2 {
+			t.Errorf("%s: %d tasks, want 2", tmpl, n)
+		}
+	}
+	o2 := o
+	o2.ChunkSize = 7
+	b1, l1 := fingerprint(t, tasks)
+	b2, l2 := fingerprint(t, generate(t, o2))
+	if !bytes.Equal(l1, l2) {
+		t.Fatal("labels depend on the chunking")
+	}
+	for i := range b1 {
+		if !bytes.Equal(b1[i], b2[i]) {
+			t.Fatalf("task %d depends on the chunking", i)
+		}
+	}
+}

@@ -55,6 +55,7 @@ in a sidecar labels.jsonl: the ground truth for measuring otcurate's filters.
 	f.IntVarP(&opts.N, "tasks", "n", 100, "number of tasks")
 	f.Int64Var(&opts.Seed, "seed", 1, "seed (the pool is a pure function of the options)")
 	f.Float64Var(&opts.KataShare, "kata-share", 0.7, "share of Python katas (the rest are shell tasks)")
+	f.BoolVar(&opts.Balanced, "balanced", false, "draw template variants in shuffled rounds (each once per round) so a small pool covers them evenly")
 	f.StringVar(&opts.Python, "python", "python3", "python3 used to compute expected values")
 	f.StringVar(&opts.PathPrefix, "prefix", "task", "task path prefix")
 	f.StringVar(&rates, "rates", "default", `defect rates: "default", "none" or "kind=p,..."`)
