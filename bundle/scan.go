@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,9 @@ import (
 type RetainLimits struct {
 	MaxFile  int64
 	MaxTotal int64
+	// Only, when non-nil, names the members to retain; the others are
+	// hashed as they stream by and listed in Truncated.
+	Only []string
 }
 
 // DefaultRetain keeps the text files the validators and linters read.
@@ -96,7 +100,7 @@ func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
 		switch m.Kind {
 		case KindFile:
 			h.Reset()
-			if m.Size <= keep.MaxFile && retained+m.Size <= keep.MaxTotal {
+			if m.Size <= keep.MaxFile && retained+m.Size <= keep.MaxTotal && (keep.Only == nil || slices.Contains(keep.Only, m.Name)) {
 				data := make([]byte, m.Size)
 				if _, err := io.ReadFull(content, data); err != nil {
 					return err

@@ -156,3 +156,24 @@ func TestLintHarborFixtures(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateHoldsWhatTheNextStageReads: validate keeps only its own
+// reads when no item stage follows it in the same pass.
+func TestValidateHoldsWhatTheNextStageReads(t *testing.T) {
+	for _, c := range []struct {
+		stages []string
+		own    bool
+	}{
+		{[]string{"validate"}, true},
+		{[]string{"validate", "dedup", "lint"}, true},
+		{[]string{"validate", "lint", "dedup"}, false},
+	} {
+		stages, err := Build(c.stages, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stages[0].(Validate).OwnReadsOnly; got != c.own {
+			t.Errorf("%v: OwnReadsOnly = %v, want %v", c.stages, got, c.own)
+		}
+	}
+}

@@ -129,6 +129,18 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 			return nil, fmt.Errorf("unknown stage %q (stages: validate, dedup, lint, env, flaky, verifier_time, difficulty, select)", n)
 		}
 	}
+	// The engine hands validate's decoded bundle to the item stages that
+	// directly follow it (one pass); after a set stage, tasks are decoded
+	// again. With none following, validate need not hold what it does not
+	// read.
+	if v, ok := first(out).(Validate); ok {
+		if len(out) == 1 {
+			v.OwnReadsOnly = true
+		} else if _, item := out[1].(pipeline.ItemStage); !item {
+			v.OwnReadsOnly = true
+		}
+		out[0] = v
+	}
 	return out, nil
 }
 
@@ -144,4 +156,11 @@ func SandboxStages(names []string) []string {
 		}
 	}
 	return out
+}
+
+func first(stages []pipeline.Stage) pipeline.Stage {
+	if len(stages) == 0 {
+		return nil
+	}
+	return stages[0]
 }

@@ -19,14 +19,25 @@ type Validate struct {
 	// StratifyBy names a task.toml [metadata] key (e.g. "category"); its
 	// value becomes the task's stratum for a stratified select.
 	StratifyBy string
+	// OwnReadsOnly keeps in memory only the files validate itself reads
+	// (the rest are hashed as they stream by): for when no later stage of
+	// the pass sees the decoded bundle. Build sets it.
+	OwnReadsOnly bool
 }
+
+// validateReads are the members bundle.Validate reads the content of.
+var validateReads = []string{"instruction.md", "task.toml"}
 
 // Name implements pipeline.Stage.
 func (Validate) Name() string { return pipeline.StageValidate }
 
 // Process implements pipeline.ItemStage.
 func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
-	b, err := bundle.Scan(it.Record.Blob, v.Limits, bundle.DefaultRetain())
+	keep := bundle.DefaultRetain()
+	if v.OwnReadsOnly {
+		keep.Only = validateReads
+	}
+	b, err := bundle.Scan(it.Record.Blob, v.Limits, keep)
 	if err != nil {
 		return defectOutcome(err)
 	}

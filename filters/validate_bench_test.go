@@ -3,6 +3,7 @@ package filters
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -32,14 +33,16 @@ func BenchmarkValidateGenerated(b *testing.B) {
 	for _, bl := range blobs {
 		total += int64(len(bl))
 	}
-	v := Validate{}
-	b.ReportAllocs()
-	b.SetBytes(total / int64(len(blobs)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		it := &pipeline.Item{Task: &pipeline.Task{}, Record: pool.Record{Blob: blobs[i%len(blobs)]}}
-		if out := v.Process(context.Background(), it); out.Verdict != pipeline.Keep {
-			b.Fatalf("task %d: %s %s", i%len(blobs), out.Reason, out.Detail)
-		}
+	for _, v := range []Validate{{}, {OwnReadsOnly: true}} {
+		b.Run(fmt.Sprintf("own-reads-only=%v", v.OwnReadsOnly), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(total / int64(len(blobs)))
+			for i := 0; i < b.N; i++ {
+				it := &pipeline.Item{Task: &pipeline.Task{}, Record: pool.Record{Blob: blobs[i%len(blobs)]}}
+				if out := v.Process(context.Background(), it); out.Verdict != pipeline.Keep {
+					b.Fatalf("task %d: %s %s", i%len(blobs), out.Reason, out.Detail)
+				}
+			}
+		})
 	}
 }
