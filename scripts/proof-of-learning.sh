@@ -11,21 +11,27 @@ LR=${LR:-20}
 STEPS=${STEPS:-16}
 EPOCHS=${EPOCHS:-2}
 OPTIMIZER=${OPTIMIZER:-sgd}
+ENTROPY=${ENTROPY:-0}
+BALANCED=${BALANCED:-0}
 EVAL_EVERY=${EVAL_EVERY:-4}
 K=${K:-8}
 B=${B:-8}
 SEED=${SEED:-1}
 make -s setup build >/dev/null
 mkdir -p "$OUT"
-bin/otcurate gen-pool -n "${N_TRAIN:-96}" --kata-share -1 --rates none --seed 101 -o "$OUT/train.parquet" --log-level warn >/dev/null
+# BALANCED=1 draws the training pool's task variants in rounds (each once
+# per round); the held-out pool is always drawn independently.
+balanced=()
+[ "$BALANCED" = 1 ] && balanced=(--balanced)
+bin/otcurate gen-pool -n "${N_TRAIN:-96}" --kata-share -1 --rates none --seed 101 "${balanced[@]}" -o "$OUT/train.parquet" --log-level warn >/dev/null
 bin/otcurate gen-pool -n 30 --kata-share -1 --rates none --seed 202 -o "$OUT/heldout.parquet" --log-level warn >/dev/null
 for arm in "lr=$LR:$LR" "control:0"; do
 	name=${arm%%:*} lr=${arm##*:}
 	dir="$OUT/run-${name//=/}"
 	rm -rf "$dir"
-	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), $EPOCHS PPO epochs, seed $SEED =="
+	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), entropy bonus $ENTROPY, $EPOCHS PPO epochs, seed $SEED =="
 	bin/otcurate train --data "$OUT/train.parquet" --eval "$OUT/heldout.parquet" --run-dir "$dir" \
-		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
+		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --entropy-coef "$ENTROPY" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
 done
 python3 - "$OUT" "$LR" <<'PY'
 import json, sys, glob, os

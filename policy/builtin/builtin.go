@@ -274,22 +274,13 @@ func (p *Policy) Update(g Grad, lr float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, v := range g {
-		if v == 0 || frozen(k) {
+		if v == 0 {
 			continue
 		}
 		p.w[k] += lr * v
 	}
 	p.version++
 }
-
-// frozen reports whether a weight stays at its cold-start value. The
-// cold-start prior (the instruction/description overlap) is fixed: it
-// stands for what a pretrained model already knows. Learnt, that one weight
-// was shared by every template decision of every task and grew fastest
-// (1.2 → 4–8 within 16 proof steps), until the policy was a hard argmax of
-// description overlap that no longer sampled the other commands, so the
-// tasks the overlap gets wrong stopped giving any signal.
-func frozen(key string) bool { return strings.HasPrefix(key, "prior:") }
 
 // UpdateAdaGrad takes an AdaGrad step: each weight moves by
 // lr·g/(√Σg² + ε), its own gradient history scaling it. In a log-linear
@@ -304,7 +295,7 @@ func (p *Policy) UpdateAdaGrad(g Grad, lr float64) {
 		p.accum = map[string]float64{}
 	}
 	for k, v := range g {
-		if v == 0 || frozen(k) {
+		if v == 0 {
 			continue
 		}
 		p.accum[k] += v * v

@@ -232,18 +232,3 @@ func TestEntropyGradient(t *testing.T) {
 		t.Errorf("entropy %g after a step along its gradient, %g before", h1, h0)
 	}
 }
-
-// TestPriorIsFrozen: updates move learnt weights, never the cold-start
-// prior.
-func TestPriorIsFrozen(t *testing.T) {
-	p := New(1)
-	before := p.w["prior:overlap"]
-	p.Update(Grad{"prior:overlap": 1, "t:tail|w=final": 1}, 2)
-	p.UpdateAdaGrad(Grad{"prior:overlap": 1, "t:tail|w=final": 1}, 2)
-	if p.w["prior:overlap"] != before {
-		t.Errorf("prior:overlap moved %g → %g", before, p.w["prior:overlap"])
-	}
-	if p.w["t:tail|w=final"] <= 2 {
-		t.Errorf("t:tail|w=final = %g, want it moved by both updates", p.w["t:tail|w=final"])
-	}
-}
