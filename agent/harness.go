@@ -300,6 +300,18 @@ func estimateTokens(t *Trajectory) int {
 	return chars / 4
 }
 
+// Commands lists the commands typed in the episode, in order, without
+// their trailing newline.
+func (t *Trajectory) Commands() []string {
+	out := []string{}
+	for _, turn := range t.Turns {
+		for _, c := range turn.Commands {
+			out = append(out, strings.TrimRight(c.Keystrokes, "\n"))
+		}
+	}
+	return out
+}
+
 // Transcript renders the trajectory's messages for people.
 func (t *Trajectory) Transcript() string {
 	var b strings.Builder

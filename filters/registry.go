@@ -133,12 +133,11 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 	// directly follow it (one pass); after a set stage, tasks are decoded
 	// again. With none following, validate need not hold what it does not
 	// read.
-	if v, ok := first(out).(Validate); ok {
-		if len(out) == 1 {
-			v.OwnReadsOnly = true
-		} else if _, item := out[1].(pipeline.ItemStage); !item {
-			v.OwnReadsOnly = true
-		}
+	if len(out) == 0 {
+		return out, nil
+	}
+	if v, ok := out[0].(Validate); ok {
+		v.OwnReadsOnly = len(out) == 1 || !isItemStage(out[1])
 		out[0] = v
 	}
 	return out, nil
@@ -158,9 +157,7 @@ func SandboxStages(names []string) []string {
 	return out
 }
 
-func first(stages []pipeline.Stage) pipeline.Stage {
-	if len(stages) == 0 {
-		return nil
-	}
-	return stages[0]
+func isItemStage(s pipeline.Stage) bool {
+	_, ok := s.(pipeline.ItemStage)
+	return ok
 }

@@ -10,11 +10,10 @@ package pipeline
 // huge-page mapping takes a handful of faults for the same bytes and does
 // not move the GC's goal.
 type blobArena struct {
-	size   int64
-	chunks [][]byte
-	cur    []byte
-	used   int64
-	unmap  []func() error
+	size  int64
+	cur   []byte // the chunk being filled
+	used  int64
+	unmap []func() error // one per chunk
 }
 
 func newBlobArena(size int64) *blobArena { return &blobArena{size: size} }
@@ -28,7 +27,6 @@ func (a *blobArena) add(b []byte) []byte {
 	}
 	if int64(cap(a.cur)-len(a.cur)) < n {
 		chunk, unmap := mapArena(max(min(arenaChunk, a.size-a.used), n))
-		a.chunks = append(a.chunks, chunk)
 		a.unmap = append(a.unmap, unmap)
 		a.cur = chunk[:0]
 	}

@@ -257,27 +257,27 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 			readErr <- nil
 		}
 		var werr error
-		written := 0
+		written := 0 // kept rows written, in order
 		for _, t := range keptList {
+			blob, held := t.blob, int64(0) // held: budget taken by a row from the reader
+			if blob == nil {
+				rec, ok := <-recs
+				if !ok {
+					break // the reader stopped: its error says why
+				}
+				blob, held = rec.Blob, weightOf(rec)
+				if rec.Index != t.Index {
+					werr = fmt.Errorf("output: pool row %d read where row %d was expected", rec.Index, t.Index)
+				}
+			}
+			if werr == nil {
+				werr = w.Write(t.Path, blob)
+			}
+			budget.Release(held)
 			if werr != nil {
 				break
 			}
 			written++
-			if t.blob != nil {
-				werr = w.Write(t.Path, t.blob)
-				continue
-			}
-			rec, ok := <-recs
-			if !ok {
-				written--
-				break // the reader stopped: its error says why
-			}
-			if rec.Index != t.Index {
-				werr = fmt.Errorf("output: pool row %d read where row %d was expected", rec.Index, t.Index)
-			} else {
-				werr = w.Write(rec.Path, rec.Blob)
-			}
-			budget.Release(weightOf(rec))
 		}
 		if werr != nil {
 			cancel() // stop the reader early; drain so it can exit

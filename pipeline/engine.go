@@ -438,10 +438,10 @@ func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
 func (e *Engine) process(ctx context.Context, first bool, stages []ItemStage, task *Task, rec *pool.Record) (r itemResult) {
 	r.task = task
 	defer func() {
-		// The result waits for its callback without the bytes, unless the
-		// task passed and its bundle may be retained for the output.
-		if first && e.RetainBlobs > 0 && len(rec.Blob) <= retainMaxBlob && !r.skipped && !r.outOfShard &&
-			len(r.outcomes) == len(stages) && r.outcomes[len(r.outcomes)-1].Verdict == Keep {
+		// The result waits for its callback without the bytes, unless they
+		// may be held for the output: the callback holds them if the task
+		// is still alive once recorded.
+		if first && e.RetainBlobs > 0 && len(rec.Blob) <= retainMaxBlob {
 			r.blob = rec.Blob
 		}
 		rec.Blob = nil

@@ -82,6 +82,22 @@ func fingerprint(t *testing.T, tasks []Task) ([][]byte, []byte) {
 	return blobs, buf.Bytes()
 }
 
+// sameTasks fails t, saying why (e.g. "with the same seed"), unless two
+// generated pools hold the same labels and the same bytes in order.
+func sameTasks(t *testing.T, a, b []Task, why string) {
+	t.Helper()
+	ba, la := fingerprint(t, a)
+	bb, lb := fingerprint(t, b)
+	if !bytes.Equal(la, lb) {
+		t.Fatalf("labels differ %s", why)
+	}
+	for i := range ba {
+		if !bytes.Equal(ba[i], bb[i]) {
+			t.Fatalf("task %d differs %s", i, why)
+		}
+	}
+}
+
 func TestDeterminism(t *testing.T) {
 	t.Parallel()
 	rates := DefaultRates().Without(HeavyKinds...)
@@ -89,18 +105,11 @@ func TestDeterminism(t *testing.T) {
 		rates[k] *= 2.5 // more defects in a small pool
 	}
 	o := Options{N: 150, Seed: 42, Rates: rates}
-	b1, l1 := fingerprint(t, generate(t, o))
+	tasks := generate(t, o)
+	b1, l1 := fingerprint(t, tasks)
 	o2 := o
 	o2.ChunkSize = 60 // chunking and parallel batches must not matter
-	b2, l2 := fingerprint(t, generate(t, o2))
-	if !bytes.Equal(l1, l2) {
-		t.Fatal("labels differ between two runs with the same seed")
-	}
-	for i := range b1 {
-		if !bytes.Equal(b1[i], b2[i]) {
-			t.Fatalf("task %d differs between two runs with the same seed", i)
-		}
-	}
+	sameTasks(t, tasks, generate(t, o2), "between two runs with the same seed")
 	o3 := o
 	o3.Seed = 43
 	b3, l3 := fingerprint(t, generate(t, o3))
@@ -345,14 +354,5 @@ func TestBalanced(t *testing.T) {
 	}
 	o2 := o
 	o2.ChunkSize = 7
-	b1, l1 := fingerprint(t, tasks)
-	b2, l2 := fingerprint(t, generate(t, o2))
-	if !bytes.Equal(l1, l2) {
-		t.Fatal("labels depend on the chunking")
-	}
-	for i := range b1 {
-		if !bytes.Equal(b1[i], b2[i]) {
-			t.Fatalf("task %d depends on the chunking", i)
-		}
-	}
+	sameTasks(t, tasks, generate(t, o2), "with another chunking")
 }

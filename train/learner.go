@@ -108,14 +108,13 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 				lp += x
 			}
 			a := action{prefix: tr.Messages[:at], tokens: turn.Completion.TokenIDs, behaviour: lp, adv: s.Advantage}
-			all = append(all, a)
+			if b.EntropyCoef != 0 {
+				all = append(all, a)
+			}
 			if s.Advantage != 0 {
 				acts = append(acts, a)
 			}
 		}
-	}
-	if b.EntropyCoef == 0 {
-		all = nil
 	}
 	if len(acts) == 0 && len(all) == 0 {
 		b.Policy.Update(nil, 0) // a new version all the same: steps and versions stay aligned

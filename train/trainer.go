@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	cpool "github.com/sourcegraph/conc/pool"
@@ -399,11 +398,7 @@ func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
 	for i, a := range attempts {
 		ep := EvalEpisode{Task: tasks[i].path, Outcome: string(a.Result.Outcome), Reward: a.Reward(), Commands: []string{}}
 		if a.Trajectory != nil {
-			for _, turn := range a.Trajectory.Turns {
-				for _, c := range turn.Commands {
-					ep.Commands = append(ep.Commands, strings.TrimRight(c.Keystrokes, "\n"))
-				}
-			}
+			ep.Commands = a.Trajectory.Commands()
 		}
 		res.Episodes = append(res.Episodes, ep)
 		switch {
