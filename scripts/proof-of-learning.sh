@@ -12,6 +12,7 @@ STEPS=${STEPS:-16}
 EPOCHS=${EPOCHS:-2}
 OPTIMIZER=${OPTIMIZER:-sgd}
 ENTROPY=${ENTROPY:-0}
+DECAY=${DECAY:-0}
 BALANCED=${BALANCED:-1}
 EVAL_EVERY=${EVAL_EVERY:-4}
 K=${K:-8}
@@ -29,9 +30,9 @@ for arm in "lr=$LR:$LR" "control:0"; do
 	name=${arm%%:*} lr=${arm##*:}
 	dir="$OUT/run-${name//=/}"
 	rm -rf "$dir"
-	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), entropy bonus $ENTROPY, $EPOCHS PPO epochs, seed $SEED =="
+	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), entropy bonus $ENTROPY, lr decay over the last $DECAY steps, $EPOCHS PPO epochs, seed $SEED =="
 	bin/otcurate train --data "$OUT/train.parquet" --eval "$OUT/heldout.parquet" --run-dir "$dir" \
-		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --entropy-coef "$ENTROPY" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
+		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --entropy-coef "$ENTROPY" --lr-decay-steps "$DECAY" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
 done
 python3 - "$OUT" "$LR" <<'PY'
 import json, sys, glob, os

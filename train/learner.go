@@ -30,6 +30,7 @@ type UpdateStats struct {
 	GradNorm   float64
 	Clipped    int
 	VersionLag int
+	LR         float64 // the learning rate applied (built-in policy)
 }
 
 // Builtin updates the built-in policy in process: a policy-gradient step
@@ -59,6 +60,29 @@ type Builtin struct {
 	AdaGrad bool
 	// EntropyCoef is β of the entropy bonus; 0 = none.
 	EntropyCoef float64
+	// DecaySteps > 0 decays the learning rate linearly over the last
+	// DecaySteps of TotalSteps (a warmup-free warmup-stable-decay
+	// schedule): step TotalSteps−DecaySteps+i runs at
+	// LR·(DecaySteps+1−i)/(DecaySteps+1), so the last step still moves.
+	// The rate is a function of the step number alone, so a resumed run
+	// uses the rates of an uninterrupted one.
+	DecaySteps, TotalSteps int
+}
+
+// LRAt is the learning rate of step (1-based) under the schedule.
+func (b *Builtin) LRAt(step int) float64 {
+	if b.DecaySteps <= 0 || b.TotalSteps <= 0 {
+		return b.LR
+	}
+	start := b.TotalSteps - b.DecaySteps // the last step at the full rate
+	if step <= start {
+		return b.LR
+	}
+	i := step - start
+	if i > b.DecaySteps {
+		i = b.DecaySteps
+	}
+	return b.LR * float64(b.DecaySteps+1-i) / float64(b.DecaySteps+1)
 }
 
 var _ Learner = (*Builtin)(nil)
@@ -81,7 +105,7 @@ type action struct {
 
 // Update implements Learner.
 func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (UpdateStats, error) {
-	var st UpdateStats
+	st := UpdateStats{LR: b.LRAt(step)}
 	if b.Temperature <= 0 {
 		return st, fmt.Errorf("the built-in learner needs a sampling temperature > 0 (got %g)", b.Temperature)
 	}
@@ -160,7 +184,7 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 		}
 		norm := gradNorm(grad)
 		st.GradNorm = norm
-		lr := b.LR
+		lr := st.LR
 		if b.GradClip > 0 && norm > b.GradClip {
 			lr *= b.GradClip / norm
 		}

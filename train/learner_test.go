@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/otcurate/otcurate/agent"
@@ -54,6 +55,26 @@ func TestEntropyBonusMovesZeroVarianceGroups(t *testing.T) {
 			t.Errorf("no bonus: entropy moved %g → %g on zero-advantage samples", before, after)
 		case beta > 0 && (after <= before || st.Entropy <= 0):
 			t.Errorf("bonus %g: entropy %g → %g (reported %g)", beta, before, after, st.Entropy)
+		}
+	}
+}
+
+func TestLRAtSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		decay, total, step int
+		want               float64
+	}{
+		{0, 16, 16, 20}, // constant
+		{4, 16, 12, 20}, // the last step at the full rate
+		{4, 16, 13, 16}, // 20·4/5
+		{4, 16, 16, 4},  // 20·1/5: the last step still moves
+		{4, 16, 17, 4},  // past the end: the floor
+		{16, 16, 1, 20 * 16 / 17.0},
+		{20, 16, 1, 20 * 16 / 21.0}, // longer than the run: decays from before step 1
+	} {
+		b := &Builtin{LR: 20, DecaySteps: tc.decay, TotalSteps: tc.total}
+		if got := b.LRAt(tc.step); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("decay %d of %d, step %d: lr %g, want %g", tc.decay, tc.total, tc.step, got, tc.want)
 		}
 	}
 }

@@ -79,7 +79,8 @@ type Metrics struct {
 	LogprobGap        float64 `json:"logprob_gap"`       // mean |behaviour − learner| log-probability per action
 	Entropy           float64 `json:"entropy,omitempty"` // mean entropy per turn of the batch's choices (built-in policy with an entropy bonus)
 	GradNorm          float64 `json:"grad_norm"`
-	Clipped           int     `json:"clipped"` // actions whose PPO ratio was clipped
+	LR                float64 `json:"lr,omitempty"` // the learning rate this step applied (built-in policy)
+	Clipped           int     `json:"clipped"`      // actions whose PPO ratio was clipped
 	PolicyVersion     string  `json:"policy_version"`
 	PolicyVersionLag  int     `json:"policy_version_lag"`
 	RolloutSeconds    float64 `json:"rollout_seconds"`  // wall time of the rollout phase
@@ -375,7 +376,7 @@ func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, e
 		return m, fmt.Errorf("step %d: update: %w", step, err)
 	}
 	m.UpdateSeconds = time.Since(t1).Seconds()
-	m.LogprobGap, m.GradNorm, m.Clipped, m.Entropy = us.LogprobGap, us.GradNorm, us.Clipped, us.Entropy
+	m.LogprobGap, m.GradNorm, m.Clipped, m.Entropy, m.LR = us.LogprobGap, us.GradNorm, us.Clipped, us.Entropy, us.LR
 	m.PolicyVersionLag = us.VersionLag
 	m.StepSeconds = time.Since(t0).Seconds()
 	m.OverheadShare = (m.StepSeconds - m.RolloutSeconds) / m.StepSeconds

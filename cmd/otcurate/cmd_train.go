@@ -21,7 +21,7 @@ type trainOptions struct {
 	data, eval, runDir, dockerURL string
 	groupSize, batchTasks, steps  int
 	minGroup, evalEvery, epochs   int
-	rollouts                      int
+	rollouts, lrDecaySteps        int
 	lr, clip, gradClip, entropy   float64
 	optimizer                     string
 	resume                        bool
@@ -70,6 +70,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.IntVar(&o.evalEvery, "eval-every", 0, "also evaluate every N steps")
 	f.IntVar(&o.epochs, "ppo-epochs", 4, "passes over each batch (built-in policy; the PPO clip bounds the drift)")
 	f.Float64Var(&o.lr, "lr", 15, "learning rate (0 = the control arm: roll out and score, never change the policy)")
+	f.IntVar(&o.lrDecaySteps, "lr-decay-steps", 0, "built-in policy: decay the learning rate linearly over the last N steps (0 = constant)")
 	f.Float64Var(&o.clip, "clip", 0.2, "PPO clip ε")
 	f.Float64Var(&o.gradClip, "grad-clip", 0, "max gradient norm (0 = none)")
 	f.Float64Var(&o.entropy, "entropy-coef", 0, "built-in policy: entropy bonus β (keeps a confident policy sampling alternatives; 0 = none)")
@@ -100,7 +101,8 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 			return usageErr(fmt.Errorf("--optimizer must be sgd or adagrad, not %q", o.optimizer))
 		}
 		learner = &train.Builtin{Policy: bp, LR: o.lr, Clip: o.clip, Epochs: o.epochs, Temperature: o.pol.temperature,
-			GradClip: o.gradClip, AdaGrad: o.optimizer == "adagrad", EntropyCoef: o.entropy}
+			GradClip: o.gradClip, AdaGrad: o.optimizer == "adagrad", EntropyCoef: o.entropy,
+			DecaySteps: o.lrDecaySteps, TotalSteps: o.steps}
 	case *openai.Client:
 		dir := o.learnerDir
 		if dir == "" {
@@ -132,6 +134,9 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	}
 	fp := fmt.Sprintf("train/v1 data=%s policy=%s K=%d B=%d seed=%d lr=%g clip=%g epochs=%d T=%g turns=%d min_group=%d",
 		filepath.Base(o.data), id, o.groupSize, o.batchTasks, o.pol.seed, o.lr, o.clip, o.epochs, o.pol.temperature, o.pol.maxTurns, o.minGroup)
+	if o.lrDecaySteps > 0 { // the schedule depends on the run's length: a resume must keep both
+		fp += fmt.Sprintf(" lr_decay=%d/%d", o.lrDecaySteps, o.steps)
+	}
 	_, err = train.Run(cmd.Context(), train.Options{
 		Data: data, Eval: eval, Runner: &trial.Runner{Backend: backend, Logger: g.logger},
 		Labels: map[string]string{sandbox.LabelRun: runID}, Limits: g.limits(), Policy: p, Learner: learner,
