@@ -342,6 +342,7 @@ type jsonlSink struct {
 	f   *os.File
 	bw  *bufio.Writer
 	enc *json.Encoder
+	buf []byte // appendDecisionJSON's line
 	n   int
 }
 
@@ -357,7 +358,12 @@ func newJSONLSink(name string) (*jsonlSink, error) {
 }
 
 func (s *jsonlSink) Write(d Decision) error {
-	if err := s.enc.Encode(d); err != nil {
+	var ok bool
+	if s.buf, ok = appendDecisionJSON(s.buf[:0], &d); ok {
+		if _, err := s.bw.Write(s.buf); err != nil {
+			return fmt.Errorf("writing %s: %w", s.f.Name(), err)
+		}
+	} else if err := s.enc.Encode(d); err != nil {
 		return fmt.Errorf("writing %s: %w", s.f.Name(), err)
 	}
 	s.n++
