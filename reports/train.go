@@ -62,7 +62,17 @@ func WriteTrainReport(runDir string) error {
 	}
 	var lastRows []string
 	for _, k := range sortedKeys(last) {
-		lastRows = append(lastRows, fmt.Sprintf("%s\t%v", k, last[k]))
+		v := last[k]
+		if gs, ok := v.([]any); ok && k == "groups" { // "task passed/scored", one per group
+			var parts []string
+			for _, g := range gs {
+				if m, ok := g.(map[string]any); ok {
+					parts = append(parts, fmt.Sprintf("%v %v/%v", m["task"], m["passed"], m["scored"]))
+				}
+			}
+			v = strings.Join(parts, ", ")
+		}
+		lastRows = append(lastRows, fmt.Sprintf("%s\t%v", k, v))
 	}
 	f, err := os.Create(filepath.Join(runDir, "report.html.tmp"))
 	if err != nil {

@@ -81,15 +81,18 @@ type Metrics struct {
 	GradNorm          float64 `json:"grad_norm"`
 	LR                float64 `json:"lr,omitempty"` // the learning rate this step applied (built-in policy)
 	Clipped           int     `json:"clipped"`      // actions whose PPO ratio was clipped
-	PolicyVersion     string  `json:"policy_version"`
-	PolicyVersionLag  int     `json:"policy_version_lag"`
-	RolloutSeconds    float64 `json:"rollout_seconds"`  // wall time of the rollout phase
-	SandboxSeconds    float64 `json:"sandbox_seconds"`  // summed build/start/verify/teardown time
-	VerifierSeconds   float64 `json:"verifier_seconds"` // summed test.sh time
-	ModelSeconds      float64 `json:"model_seconds"`    // summed policy time
-	UpdateSeconds     float64 `json:"update_seconds"`
-	StepSeconds       float64 `json:"step_seconds"`
-	OverheadShare     float64 `json:"overhead_share"` // (step − rollout phase) / step: the trainer's own share
+	// Groups are the step's tasks in batch order with the attempts the
+	// verifier scored and those that passed: which tasks carried signal.
+	Groups           []GroupMetrics `json:"groups"`
+	PolicyVersion    string         `json:"policy_version"`
+	PolicyVersionLag int            `json:"policy_version_lag"`
+	RolloutSeconds   float64        `json:"rollout_seconds"`  // wall time of the rollout phase
+	SandboxSeconds   float64        `json:"sandbox_seconds"`  // summed build/start/verify/teardown time
+	VerifierSeconds  float64        `json:"verifier_seconds"` // summed test.sh time
+	ModelSeconds     float64        `json:"model_seconds"`    // summed policy time
+	UpdateSeconds    float64        `json:"update_seconds"`
+	StepSeconds      float64        `json:"step_seconds"`
+	OverheadShare    float64        `json:"overhead_share"` // (step − rollout phase) / step: the trainer's own share
 }
 
 // EvalResult is one held-out evaluation, a line in RUN_DIR/eval.jsonl.
@@ -280,6 +283,13 @@ func batch(n, b int, seed int64, step int) []int {
 	return out
 }
 
+// GroupMetrics is one task's group in a step.
+type GroupMetrics struct {
+	Task   string `json:"task"`
+	Scored int    `json:"scored"` // attempts in the baseline (not infrastructure failures or task defects)
+	Passed int    `json:"passed"` // attempts with reward 1
+}
+
 // runStep rolls out, scores, computes advantages and updates.
 func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, error) {
 	t0 := time.Now()
@@ -368,6 +378,18 @@ func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, e
 	m.BelowMinShare = float64(gs.BelowMin) / float64(gs.Groups)
 	m.Excluded = gs.Excluded
 	m.InfraFailureRate = float64(infra) / float64(len(samples))
+	m.Groups = make([]GroupMetrics, len(idx))
+	for i := range samples {
+		s := &samples[i]
+		g := &m.Groups[s.Group]
+		g.Task = s.Task
+		if s.Included {
+			g.Scored++
+			if s.Reward >= 1 {
+				g.Passed++
+			}
+		}
+	}
 
 	// Update.
 	t1 := time.Now()

@@ -49,7 +49,8 @@ keep the verifier's reward, the reference recipe's "passthrough") and updates th
 for an external learner and waits for it to publish the next policy version (see
 integrations/learner/README.md).
 
-RUN_DIR gets metrics.jsonl (one line per step), eval.jsonl (greedy held-out pass rate before,
+RUN_DIR gets metrics.jsonl (one line per step: rewards, signal, timings, the learning rate
+applied and each group's task with its scored and passed attempts), eval.jsonl (greedy held-out pass rate before,
 every --eval-every steps and after, with --eval), checkpoints/, state.json and report.html.
 --resume continues an interrupted run from its last checkpoint; with the built-in policy and
 the same seed, the following steps' results are those of an uninterrupted run.`,
