@@ -107,7 +107,7 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 		return train.Options{Data: data, Runner: &trial.Runner{Backend: d}, Labels: map[string]string{sandbox.LabelRun: runID},
 			Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: 0.05, DecaySteps: 2, TotalSteps: 3},
 			Harness:   agent.Config{MaxTurns: 5, Sampling: policy.Sampling{Temperature: 1, Seed: &seed}},
-			GroupSize: 4, BatchTasks: 2, Steps: 3, Seed: seed, Workers: 4, RunDir: dir, Fingerprint: "test"}
+			GroupSize: 4, BatchTasks: 2, Steps: 3, Seed: seed, SkipSolved: 1, Workers: 4, RunDir: dir, Fingerprint: "test"}
 	}
 	whole := filepath.Join(t.TempDir(), "whole")
 	pw := builtin.New(seed)

@@ -56,6 +56,9 @@ type Options struct {
 	// Fingerprint describes the settings that must not change across a
 	// resume (checked against the run directory's state).
 	Fingerprint string
+	// SkipSolved > 0 sends a task whose whole group passed out of the
+	// draw for that many epochs (see sampler); 0 draws plain seeded epochs.
+	SkipSolved int
 	// OnStep is called after each step's metrics are written.
 	OnStep func(Metrics)
 }
@@ -161,6 +164,7 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 		}
 	}
 
+	samp := newSampler(len(tasks), o.BatchTasks, o.Seed, o.SkipSolved, o.MinGroup)
 	start := 0
 	st, err := readState(o.RunDir)
 	switch {
@@ -180,6 +184,9 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 			return nil, err
 		}
 		start = st.Step
+		if err := replaySampler(samp, filepath.Join(o.RunDir, "metrics.jsonl"), start, tasks); err != nil {
+			return nil, err
+		}
 		log.Info("resuming", "run_dir", o.RunDir, "after_step", start)
 	case errors.Is(err, os.ErrNotExist):
 		if err := checkpoint(o, 0); err != nil {
@@ -196,8 +203,12 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 
 	var out []Metrics
 	for step := start + 1; step <= o.Steps; step++ {
-		m, err := runStep(ctx, o, tasks, step)
+		idx := samp.next(step)
+		m, err := runStep(ctx, o, tasks, step, idx)
 		if err != nil {
+			return out, err
+		}
+		if err := samp.observe(idx, m.Groups); err != nil {
 			return out, err
 		}
 		if err := checkpoint(o, step); err != nil {
@@ -291,9 +302,8 @@ type GroupMetrics struct {
 }
 
 // runStep rolls out, scores, computes advantages and updates.
-func runStep(ctx context.Context, o Options, tasks []task, step int) (Metrics, error) {
+func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) (Metrics, error) {
 	t0 := time.Now()
-	idx := batch(len(tasks), o.BatchTasks, o.Seed, step)
 	samples := make([]Sample, 0, len(idx)*o.GroupSize)
 	for g, ti := range idx {
 		for k := 0; k < o.GroupSize; k++ {
@@ -532,4 +542,37 @@ func truncateJSONL(name string, last int) error {
 		}
 	}
 	return atomicfile.Write(name, keep)
+}
+
+// replaySampler brings a new sampler to where it stood after step last,
+// from the groups metrics.jsonl recorded.
+func replaySampler(s *sampler, metricsFile string, last int, tasks []task) error {
+	if s.skipSolved <= 0 {
+		return nil
+	}
+	f, err := os.Open(metricsFile)
+	if err != nil {
+		return fmt.Errorf("train: resume: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	for step := 1; step <= last; step++ {
+		var m Metrics
+		if err := dec.Decode(&m); err != nil {
+			return fmt.Errorf("train: resume: %s: step %d: %w", metricsFile, step, err)
+		}
+		if m.Step != step {
+			return fmt.Errorf("train: resume: %s: line %d is step %d", metricsFile, step, m.Step)
+		}
+		idx := s.next(step)
+		for g, ti := range idx {
+			if g < len(m.Groups) && m.Groups[g].Task != tasks[ti].path {
+				return fmt.Errorf("train: resume: step %d drew %s where %s recorded %s; the task set or the seed changed", step, tasks[ti].path, metricsFile, m.Groups[g].Task)
+			}
+		}
+		if err := s.observe(idx, m.Groups); err != nil {
+			return err
+		}
+	}
+	return nil
 }

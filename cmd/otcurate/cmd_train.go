@@ -22,6 +22,7 @@ type trainOptions struct {
 	groupSize, batchTasks, steps  int
 	minGroup, evalEvery, epochs   int
 	rollouts, lrDecaySteps        int
+	skipSolved                    int
 	lr, clip, gradClip, entropy   float64
 	optimizer                     string
 	resume                        bool
@@ -67,6 +68,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.IntVar(&o.batchTasks, "batch-tasks", 8, "tasks per step (B)")
 	f.IntVar(&o.steps, "steps", 10, "steps (S)")
 	f.IntVar(&o.minGroup, "min-group", 0, "rloo_n minimum usable group size (default min(4, K))")
+	f.IntVar(&o.skipSolved, "skip-solved", 0, "a task whose whole group passed sits out the next N epochs of the draw (its next group would teach nothing; 0 = plain seeded epochs)")
 	f.IntVar(&o.rollouts, "rollouts", 8, "rollouts (sandboxes) in flight at once")
 	f.IntVar(&o.evalEvery, "eval-every", 0, "also evaluate every N steps")
 	f.IntVar(&o.epochs, "ppo-epochs", 4, "passes over each batch (built-in policy; the PPO clip bounds the drift)")
@@ -138,11 +140,14 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	if o.lrDecaySteps > 0 { // the schedule depends on the run's length: a resume must keep both
 		fp += fmt.Sprintf(" lr_decay=%d/%d", o.lrDecaySteps, o.steps)
 	}
+	if o.skipSolved > 0 {
+		fp += fmt.Sprintf(" skip_solved=%d", o.skipSolved)
+	}
 	_, err = train.Run(cmd.Context(), train.Options{
 		Data: data, Eval: eval, Runner: &trial.Runner{Backend: backend, Logger: g.logger},
 		Labels: map[string]string{sandbox.LabelRun: runID}, Limits: g.limits(), Policy: p, Learner: learner,
 		Harness: o.pol.harnessConfig(), GroupSize: o.groupSize, BatchTasks: o.batchTasks, Steps: o.steps,
-		Seed: o.pol.seed, MinGroup: o.minGroup, EvalEvery: o.evalEvery, Workers: o.rollouts, RunDir: o.runDir,
+		Seed: o.pol.seed, MinGroup: o.minGroup, SkipSolved: o.skipSolved, EvalEvery: o.evalEvery, Workers: o.rollouts, RunDir: o.runDir,
 		Resume: o.resume, Logger: g.logger, Fingerprint: fp,
 	})
 	if rerr := reports.WriteTrainReport(o.runDir); rerr != nil {
