@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -70,5 +72,46 @@ func TestManifestRoundTrip(t *testing.T) {
 	}
 	if r3.FinalVerdict != "undecided" || r3.Hash != nil || r3.FinalStage != nil || rows[2].EnvRuns != nil {
 		t.Errorf("rows 2, 3 = %+v %+v", rows[2], r3)
+	}
+}
+
+// TestManifestSpansRowGroups: a manifest longer than a row group is
+// written in several and reads back whole and in order.
+func TestManifestSpansRowGroups(t *testing.T) {
+	n := 2*manifestRowGroup + 5
+	stages := []string{StageValidate, StageDedup}
+	tasks := make([]*Task, n)
+	for i := range tasks {
+		tasks[i] = &Task{Index: int64(i), Path: fmt.Sprintf("t-%06d", i), Hash: fmt.Sprint("h", i), BlobBytes: int64(i),
+			Marks: []StageMark{{Stage: StageValidate, Verdict: Keep, Reason: "valid"}, {Stage: StageDedup, Verdict: Keep, Reason: "unique"}}}
+	}
+	name := filepath.Join(t.TempDir(), ManifestFile)
+	if err := WriteManifest(name, tasks, stages); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := len(pf.RowGroups()); g != 3 {
+		t.Errorf("%d row groups, want 3", g)
+	}
+	got, err := ReadManifest(name, stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("%d rows, want %d", len(got), n)
+	}
+	for i, tk := range got {
+		if tk.Index != int64(i) || tk.Path != tasks[i].Path || tk.Hash != tasks[i].Hash || len(tk.Marks) != 2 {
+			t.Fatalf("row %d: %+v", i, *tk)
+		}
 	}
 }
