@@ -14,7 +14,7 @@ setup:
 	@scripts/setup.sh
 
 build:
-	$(GO) build -o $(BIN) ./cmd/otcurate
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/otcurate
 
 vet:
 	$(GO) vet ./...
