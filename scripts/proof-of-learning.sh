@@ -3,16 +3,17 @@
 # seeds trained twice on generated nl2bash-like tasks, once with a learning
 # rate and once with --lr 0 (the control arm: same rollouts machinery, no
 # update), each evaluated greedily on held-out tasks before and after.
-# Prints both curves' final numbers. Takes ~30 min on 2 cores.
+# Prints both curves' final numbers. Takes ~50 min on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/proof}
 LR=${LR:-20}
-STEPS=${STEPS:-16}
+STEPS=${STEPS:-24}
 EPOCHS=${EPOCHS:-2}
 OPTIMIZER=${OPTIMIZER:-sgd}
 ENTROPY=${ENTROPY:-0}
-DECAY=${DECAY:-0}
+DECAY=${DECAY:-6}
+SKIP_SOLVED=${SKIP_SOLVED:-1}
 BALANCED=${BALANCED:-1}
 EVAL_EVERY=${EVAL_EVERY:-4}
 K=${K:-8}
@@ -30,9 +31,9 @@ for arm in "lr=$LR:$LR" "control:0"; do
 	name=${arm%%:*} lr=${arm##*:}
 	dir="$OUT/run-${name//=/}"
 	rm -rf "$dir"
-	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), entropy bonus $ENTROPY, lr decay over the last $DECAY steps, $EPOCHS PPO epochs, seed $SEED =="
+	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), entropy bonus $ENTROPY, lr decay over the last $DECAY steps, skip-solved $SKIP_SOLVED, $EPOCHS PPO epochs, seed $SEED =="
 	bin/otcurate train --data "$OUT/train.parquet" --eval "$OUT/heldout.parquet" --run-dir "$dir" \
-		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --entropy-coef "$ENTROPY" --lr-decay-steps "$DECAY" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
+		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --entropy-coef "$ENTROPY" --lr-decay-steps "$DECAY" --skip-solved "$SKIP_SOLVED" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
 done
 python3 - "$OUT" "$LR" <<'PY'
 import json, sys, glob, os
