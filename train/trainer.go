@@ -177,14 +177,15 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 		if err := o.Learner.Restore(filepath.Join(o.RunDir, st.Checkpoint)); err != nil {
 			return nil, fmt.Errorf("train: resume: %w", err)
 		}
-		if err := truncateJSONL(filepath.Join(o.RunDir, "metrics.jsonl"), st.Step); err != nil {
+		metrics, err := truncateJSONL(filepath.Join(o.RunDir, "metrics.jsonl"), st.Step)
+		if err != nil {
 			return nil, err
 		}
-		if err := truncateJSONL(filepath.Join(o.RunDir, "eval.jsonl"), st.Step); err != nil {
+		if _, err := truncateJSONL(filepath.Join(o.RunDir, "eval.jsonl"), st.Step); err != nil {
 			return nil, err
 		}
 		start = st.Step
-		if err := replaySampler(samp, filepath.Join(o.RunDir, "metrics.jsonl"), start, tasks); err != nil {
+		if err := replaySampler(samp, metrics, start, tasks); err != nil {
 			return nil, err
 		}
 		log.Info("resuming", "run_dir", o.RunDir, "after_step", start)
@@ -331,12 +332,14 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 	rewards := make([]float64, len(samples))
 	included := make([]bool, len(samples))
 	groups := make([]int, len(samples))
-	solved := map[int]bool{}
+	m.Groups = make([]GroupMetrics, len(idx))
 	var scored, passed, infra int
 	for i := range samples {
 		s := &samples[i]
 		r := s.Attempt.Result
 		groups[i] = s.Group
+		gm := &m.Groups[s.Group]
+		gm.Task = s.Task
 		d := r.Durations
 		m.SandboxSeconds += d.Build + d.Start + d.Verify + d.Teardown
 		m.VerifierSeconds += d.Verifier
@@ -358,9 +361,10 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 		default:
 			s.Included, s.Reward = true, *r.Reward
 			scored++
+			gm.Scored++
 			if s.Reward >= 1 {
 				passed++
-				solved[s.Group] = true
+				gm.Passed++
 			}
 			m.MeanReward += s.Reward
 		}
@@ -383,23 +387,17 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 		m.PassAt1 = float64(passed) / float64(scored)
 	}
 	m.MeanAbsAdvantage /= float64(len(samples))
-	m.PassAtK = float64(len(solved)) / float64(len(idx))
+	solved := 0
+	for _, g := range m.Groups {
+		if g.Passed > 0 {
+			solved++
+		}
+	}
+	m.PassAtK = float64(solved) / float64(len(idx))
 	m.ZeroVarianceShare = float64(gs.ZeroVariance) / float64(gs.Groups)
 	m.BelowMinShare = float64(gs.BelowMin) / float64(gs.Groups)
 	m.Excluded = gs.Excluded
 	m.InfraFailureRate = float64(infra) / float64(len(samples))
-	m.Groups = make([]GroupMetrics, len(idx))
-	for i := range samples {
-		s := &samples[i]
-		g := &m.Groups[s.Group]
-		g.Task = s.Task
-		if s.Included {
-			g.Scored++
-			if s.Reward >= 1 {
-				g.Passed++
-			}
-		}
-	}
 
 	// Update.
 	t1 := time.Now()
@@ -520,14 +518,14 @@ func appendJSONL(name string, v any) error {
 }
 
 // truncateJSONL drops the lines whose "step" is above last (written by
-// an interrupted step) and any torn last line.
-func truncateJSONL(name string, last int) error {
+// an interrupted step) and any torn last line, and returns the lines kept.
+func truncateJSONL(name string, last int) ([]byte, error) {
 	b, err := os.ReadFile(name)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var keep []byte
 	for line := range bytes.Lines(b) {
@@ -541,21 +539,17 @@ func truncateJSONL(name string, last int) error {
 			keep = append(keep, line...)
 		}
 	}
-	return atomicfile.Write(name, keep)
+	return keep, atomicfile.Write(name, keep)
 }
 
 // replaySampler brings a new sampler to where it stood after step last,
-// from the groups metrics.jsonl recorded.
-func replaySampler(s *sampler, metricsFile string, last int, tasks []task) error {
+// from the groups of the metrics.jsonl lines kept for the resume.
+func replaySampler(s *sampler, metrics []byte, last int, tasks []task) error {
 	if s.skipSolved <= 0 {
 		return nil
 	}
-	f, err := os.Open(metricsFile)
-	if err != nil {
-		return fmt.Errorf("train: resume: %w", err)
-	}
-	defer f.Close()
-	dec := json.NewDecoder(f)
+	const metricsFile = "metrics.jsonl"
+	dec := json.NewDecoder(bytes.NewReader(metrics))
 	for step := 1; step <= last; step++ {
 		var m Metrics
 		if err := dec.Decode(&m); err != nil {
