@@ -418,7 +418,7 @@ func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
 		return DropOutcome(reason, detail), true
 	}
 	if first, dup := seen[rec.Path]; dup {
-		return DropOutcome(ReasonDuplicatePath, fmt.Sprintf("%s: path %q already used by row %d", rec.Origin, rec.Path, first)), true
+		return DropOutcome(ReasonDuplicatePath, fmt.Sprintf("%s: path %q already used by row %d", rec.Origin(), rec.Path, first)), true
 	}
 	seen[rec.Path] = rec.Index
 	switch {
@@ -428,9 +428,9 @@ func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
 		}
 		return DropOutcome(ReasonUnreadableTask, rec.Err.Error()), true
 	case rec.BlobNull:
-		return DropOutcome(ReasonNullBlob, rec.Origin+": task_binary is null"), true
+		return DropOutcome(ReasonNullBlob, rec.Origin()+": task_binary is null"), true
 	case len(rec.Blob) == 0:
-		return DropOutcome(bundle.ReasonEmptyBlob, rec.Origin+": task_binary is empty"), true
+		return DropOutcome(bundle.ReasonEmptyBlob, rec.Origin()+": task_binary is empty"), true
 	}
 	return Outcome{}, false
 }

@@ -318,7 +318,7 @@ func (m *mergedSource) Each(parent context.Context, skip func(int64) bool, fn fu
 			errs[i] = p.Each(ctx, nil, func(r pool.Record) error {
 				idx, ok := m.index[r.Path]
 				if !ok {
-					return fmt.Errorf("%s: task %q is not a survivor in the shard manifests", r.Origin, r.Path)
+					return fmt.Errorf("%s: task %q is not a survivor in the shard manifests", r.Origin(), r.Path)
 				}
 				if skip != nil && skip(idx) {
 					return nil

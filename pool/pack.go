@@ -93,7 +93,7 @@ func Unpack(ctx context.Context, src Source, dest string, opts UnpackOptions) (*
 			return nil
 		}
 		if rec.BlobNull || len(rec.Blob) == 0 {
-			problem(rec.Path, bundle.ReasonEmptyBlob, rec.Origin+": task_binary is empty or null")
+			problem(rec.Path, bundle.ReasonEmptyBlob, rec.Origin()+": task_binary is empty or null")
 			return nil
 		}
 		target := filepath.Join(dest, filepath.FromSlash(rec.Path))
@@ -110,10 +110,10 @@ func Unpack(ctx context.Context, src Source, dest string, opts UnpackOptions) (*
 		os.RemoveAll(stage)
 		if err := bundle.Extract(bytes.NewReader(rec.Blob), stage, opts.Limits); err != nil {
 			if d, ok := bundle.AsDefect(err); ok {
-				problem(rec.Path, d.Reason, rec.Origin+": "+d.Detail)
+				problem(rec.Path, d.Reason, rec.Origin()+": "+d.Detail)
 				return nil
 			}
-			return fmt.Errorf("%s: %w", rec.Origin, err)
+			return fmt.Errorf("%s: %w", rec.Origin(), err)
 		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			os.RemoveAll(stage)

@@ -127,7 +127,7 @@ func (s *ParquetSource) eachInShard(ctx context.Context, sh parquetShard, base i
 				blobs.close()
 				return err
 			}
-			rec := Record{Index: idx, Origin: fmt.Sprintf("%s row %d", sh.name, idx-base)}
+			rec := Record{Index: idx, originFile: sh.name, originRow: idx - base}
 			pv, err := paths.next()
 			if err != nil {
 				return fmt.Errorf("%s: row group %d: reading %q: %w", sh.name, gi, ColPath, err)

@@ -19,12 +19,12 @@ const (
 func PathProblem(rec Record) (reason, detail string) {
 	switch {
 	case rec.PathNull:
-		return ReasonNullPath, rec.Origin + ": path is null"
+		return ReasonNullPath, rec.Origin() + ": path is null"
 	case !utf8.ValidString(rec.Path):
-		return ReasonNonUTF8Path, fmt.Sprintf("%s: path %q is not valid UTF-8", rec.Origin, rec.Path)
+		return ReasonNonUTF8Path, fmt.Sprintf("%s: path %q is not valid UTF-8", rec.Origin(), rec.Path)
 	}
 	if why := unsafePath(rec.Path); why != "" {
-		return ReasonUnsafePath, fmt.Sprintf("%s: path %q %s", rec.Origin, rec.Path, why)
+		return ReasonUnsafePath, fmt.Sprintf("%s: path %q %s", rec.Origin(), rec.Path, why)
 	}
 	return "", ""
 }

@@ -80,6 +80,9 @@ func TestWriterReadsBackInOwnReader(t *testing.T) {
 		if r.PathNull || r.BlobNull {
 			return fmt.Errorf("row %d read back as null", i)
 		}
+		if want := fmt.Sprintf("%s row %d", name, i); r.Origin() != want {
+			return fmt.Errorf("row %d: Origin() = %q, want %q", i, r.Origin(), want)
+		}
 		i++
 		return nil
 	})

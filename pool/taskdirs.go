@@ -88,7 +88,7 @@ func (s *TaskDirSource) Each(ctx context.Context, skip func(int64) bool, fn func
 			continue
 		}
 		dir := filepath.Join(s.root, filepath.FromSlash(rel))
-		rec := Record{Index: idx, Path: rel, Origin: dir}
+		rec := Record{Index: idx, Path: rel, originFile: dir, originRow: -1}
 		var buf bytes.Buffer
 		if err := bundle.EncodeDir(&buf, dir); err != nil {
 			rec.Err = err
