@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,6 +218,39 @@ func TestValidBundle(t *testing.T) {
 	}
 	if info.Config.Verifier.TimeoutSec != 60 || info.Config.Agent.TimeoutSec != DefaultAgentTimeoutSec {
 		t.Fatalf("timeouts = %v / %v", info.Config.Verifier.TimeoutSec, info.Config.Agent.TimeoutSec)
+	}
+}
+
+// TestScanIndexesEachMemberOnce: a directory listed twice, files, a hard
+// link and a symlink each appear once in Names and Files, sorted, with the
+// link's content taken from its target.
+func TestScanIndexesEachMemberOnce(t *testing.T) {
+	b, err := Scan(rawTarGz(t,
+		member{name: "tests/", typ: tar.TypeDir, mode: 0o755},
+		member{name: "tests/test.sh", data: "#!/bin/sh\n", mode: 0o755},
+		member{name: "tests/", typ: tar.TypeDir, mode: 0o755},
+		member{name: "a.txt", data: "alpha"},
+		member{name: "tests/copy.sh", typ: tar.TypeLink, linkname: "tests/test.sh"},
+		member{name: "link", typ: tar.TypeSymlink, linkname: "a.txt"},
+	), Limits{}, DefaultRetain())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a.txt", "link", "tests", "tests/copy.sh", "tests/test.sh"}
+	if !slices.Equal(b.Names, want) || len(b.Files) != len(want) {
+		t.Fatalf("Names = %q (%d files), want %q", b.Names, len(b.Files), want)
+	}
+	for _, name := range want {
+		if f := b.Files[name]; f == nil || f.Name != name {
+			t.Fatalf("Files[%q] = %+v", name, f)
+		}
+	}
+	cp, orig := b.Files["tests/copy.sh"], b.Files["tests/test.sh"]
+	if cp.Digest != orig.Digest || string(cp.Data) != "#!/bin/sh\n" || cp.Mode != orig.Mode || cp.Kind != KindHardlink {
+		t.Fatalf("hard link = %+v, target = %+v", cp, orig)
+	}
+	if data, ok := b.Data("a.txt"); !ok || string(data) != "alpha" {
+		t.Fatalf("Data(a.txt) = %q, %v", data, ok)
 	}
 }
 

@@ -109,13 +109,32 @@ func (c *inflateCounter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// walker holds the state of one Walk.
+// walker holds the state of one Walk. Walkers are reused (see walkers):
+// a fresh one per bundle cost a handful of allocations, maps included, on
+// every task of a pool.
 type walker struct {
 	lim     Limits
-	counter *inflateCounter
+	counter inflateCounter
+	content contentReader // the current file's reader, handed to fn
 	members int
 	seen    map[string]Kind // every member and implied parent directory
-	links   map[string]bool // symlink names
+	links   map[string]bool // symlink names; nil until the first symlink
+}
+
+var walkers sync.Pool
+
+// release clears the walker's state and returns it to walkers. Maps that
+// grew large (a bundle with thousands of members) are dropped rather than
+// kept at that size.
+func (w *walker) release() {
+	if len(w.seen) > 1024 {
+		w.seen = make(map[string]Kind)
+	} else {
+		clear(w.seen)
+	}
+	w.links = nil
+	w.counter, w.content = inflateCounter{}, contentReader{}
+	walkers.Put(w)
 }
 
 // Walk decodes a gzip-compressed tar stream and calls fn for each accepted
@@ -141,17 +160,19 @@ func Walk(r io.Reader, lim Limits, fn func(m Member, content io.Reader) error) e
 	}
 	defer gzipReaders.Put(gz)
 
-	w := &walker{
-		lim:     lim,
-		counter: &inflateCounter{r: gz, max: lim.MaxTotalBytes},
-		seen:    make(map[string]Kind),
-		links:   make(map[string]bool),
+	w, _ := walkers.Get().(*walker)
+	if w == nil {
+		w = &walker{seen: make(map[string]Kind)}
 	}
+	defer w.release()
+	w.lim, w.members = lim, 0
+	w.counter = inflateCounter{r: gz, max: lim.MaxTotalBytes}
+	w.content = contentReader{w: w}
 	tr, _ := tarReaders.Get().(*tarReader)
 	if tr == nil {
-		tr = newTarReader(w.counter)
+		tr = newTarReader(&w.counter)
 	} else {
-		tr.reset(w.counter)
+		tr.reset(&w.counter)
 	}
 	defer tarReaders.Put(tr)
 	for {
@@ -175,7 +196,8 @@ func Walk(r io.Reader, lim Limits, fn func(m Member, content io.Reader) error) e
 		}
 		var content io.Reader = eofReader{}
 		if m.Kind == KindFile {
-			content = &contentReader{r: tr, w: w, name: m.Name}
+			w.content.r, w.content.name = tr, m.Name
+			content = &w.content
 		}
 		if err := fn(m, content); err != nil {
 			return err
@@ -183,7 +205,7 @@ func Walk(r io.Reader, lim Limits, fn func(m Member, content io.Reader) error) e
 	}
 	// Drain what follows the tar end marker (record padding, further gzip
 	// members) so a truncated or corrupt tail is still detected.
-	if _, err := io.Copy(io.Discard, w.counter); err != nil {
+	if _, err := io.Copy(io.Discard, &w.counter); err != nil {
 		return w.classify(err, "reading archive tail")
 	}
 	return nil
@@ -367,6 +389,9 @@ func (w *walker) record(m Member) error {
 	}
 	w.seen[m.Name] = m.Kind
 	if m.Kind == KindSymlink {
+		if w.links == nil {
+			w.links = make(map[string]bool)
+		}
 		w.links[m.Name] = true
 	}
 	return nil
@@ -385,16 +410,26 @@ func cleanName(raw string) (string, error) {
 	case strings.ContainsRune(raw, '\\'):
 		return "", defectf(ReasonUnsafeMemberPath, "member name %q contains a backslash", raw)
 	}
-	for _, part := range strings.Split(raw, "/") {
-		if part == ".." {
-			return "", defectf(ReasonUnsafeMemberPath, "member name %q contains '..'", raw)
-		}
+	if hasDotDot(raw) {
+		return "", defectf(ReasonUnsafeMemberPath, "member name %q contains '..'", raw)
 	}
 	clean := path.Clean(raw)
 	if clean == "." {
 		return "", nil
 	}
 	return clean, nil
+}
+
+// hasDotDot reports whether a slash-separated name has a ".." element.
+func hasDotDot(name string) bool {
+	for name != "" {
+		part, rest, _ := strings.Cut(name, "/")
+		if part == ".." {
+			return true
+		}
+		name = rest
+	}
+	return false
 }
 
 // symlinkInside checks that a symlink's target, resolved lexically from the

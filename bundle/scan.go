@@ -89,14 +89,19 @@ func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
 	if len(blob) == 0 {
 		return nil, defectf(ReasonEmptyBlob, "task_binary is empty")
 	}
-	b := &Bundle{Files: make(map[string]*File)}
+	b := &Bundle{}
+	// Members are collected in one slice and indexed once the walk is
+	// done, with the map sized exactly: a File and a map growth per
+	// member were a large share of Scan's allocations.
+	files := make([]File, 0, 16)
 	var retained int64
 	h := hashers.Get().(hash.Hash)
 	defer hashers.Put(h)
 	bufp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bufp)
 	err := Walk(bytes.NewReader(blob), lim, func(m Member, content io.Reader) error {
-		f := &File{Member: m}
+		files = append(files, File{Member: m})
+		f := &files[len(files)-1]
 		switch m.Kind {
 		case KindFile:
 			h.Reset()
@@ -121,18 +126,27 @@ func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
 		case KindSymlink:
 			f.Digest = sha256.Sum256([]byte(m.Linkname))
 		case KindHardlink:
-			src := b.Files[m.Linkname]
-			f.Digest, f.Data, f.Size, f.Mode = src.Digest, src.Data, src.Size, src.Mode
+			// Walk accepts a hard link only to an earlier regular file.
+			for i := range files[:len(files)-1] {
+				if src := &files[i]; src.Name == m.Linkname {
+					f.Digest, f.Data, f.Size, f.Mode = src.Digest, src.Data, src.Size, src.Mode
+					break
+				}
+			}
 		}
-		b.Files[m.Name] = f
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	b.Names = make([]string, 0, len(b.Files))
-	for name := range b.Files {
-		b.Names = append(b.Names, name)
+	b.Files = make(map[string]*File, len(files))
+	b.Names = make([]string, 0, len(files))
+	for i := range files {
+		name := files[i].Name
+		if _, repeated := b.Files[name]; !repeated { // a directory may be listed twice
+			b.Names = append(b.Names, name)
+		}
+		b.Files[name] = &files[i]
 	}
 	sort.Strings(b.Names)
 	b.ContentHash = b.hashUnder("")

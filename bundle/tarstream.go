@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ type tarReader struct {
 	remaining int64 // content bytes left in the current member
 	pad       int64 // padding after the current member's content
 	scratch   []byte
+	hdr       tarHeader // what Next returns: valid until the next call
 }
 
 // tarHeader is the part of a header the decoder uses.
@@ -77,7 +79,8 @@ func (t *tarReader) skip(n int64) error {
 }
 
 // Next advances to the next member. It returns io.EOF at the end marker
-// (or at a clean end of input between members).
+// (or at a clean end of input between members). The header is valid until
+// the following call.
 func (t *tarReader) Next() (*tarHeader, error) {
 	if err := t.skip(t.remaining + t.pad); err != nil {
 		return nil, err
@@ -230,14 +233,7 @@ func (t *tarReader) checksumOK() bool {
 	if !ok {
 		return false
 	}
-	var unsigned int64
-	for _, c := range t.blk[:148] {
-		unsigned += int64(c)
-	}
-	for _, c := range t.blk[156:] {
-		unsigned += int64(c)
-	}
-	unsigned += 8 * ' '
+	unsigned := int64(byteSum(&t.blk)) - int64(byteSum8(t.blk[148:156])) + 8*' '
 	if want == unsigned {
 		return true
 	}
@@ -251,9 +247,34 @@ func (t *tarReader) checksumOK() bool {
 	return want == signed
 }
 
+// byteSum adds up a block's bytes eight at a time: two 16-bit lanes per
+// byte pair of each word cannot overflow over 64 words (64 × 2 × 255).
+// The byte-at-a-time loop it replaces was a few percent of validating a
+// pool of small bundles, which are mostly headers.
+func byteSum(b *[512]byte) uint64 {
+	const lanes = 0x00ff00ff00ff00ff
+	var acc uint64
+	for i := 0; i < len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		acc += w&lanes + (w>>8)&lanes
+	}
+	// Fold the four 16-bit lanes.
+	acc = acc&0xffff + (acc>>16)&0xffff + (acc>>32)&0xffff + acc>>48
+	return acc
+}
+
+func byteSum8(b []byte) uint64 {
+	var s uint64
+	for _, c := range b {
+		s += uint64(c)
+	}
+	return s
+}
+
 func (t *tarReader) parseHeader() (*tarHeader, error) {
 	b := &t.blk
-	hdr := &tarHeader{Typeflag: b[156]}
+	hdr := &t.hdr
+	*hdr = tarHeader{Typeflag: b[156]}
 	name := cString(b[0:100])
 	hdr.Linkname = cString(b[157:257])
 	magic := string(b[257:263])

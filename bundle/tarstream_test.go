@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -144,4 +145,30 @@ func FuzzTarReader(f *testing.F) {
 			t.Fatalf("readers disagree:\nours   %v\nstdlib %v", ours, std)
 		}
 	})
+}
+
+func TestByteSumMatchesTheByteLoop(t *testing.T) {
+	var blk [512]byte
+	check := func(name string) {
+		t.Helper()
+		var want uint64
+		for _, c := range blk {
+			want += uint64(c)
+		}
+		if got := byteSum(&blk); got != want {
+			t.Fatalf("%s: byteSum = %d, want %d", name, got, want)
+		}
+	}
+	check("zeros")
+	for i := range blk {
+		blk[i] = 0xff
+	}
+	check("all 0xff (the largest sum)")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		for i := range blk {
+			blk[i] = byte(rng.UintN(256))
+		}
+		check(fmt.Sprintf("random block %d", round))
+	}
 }
