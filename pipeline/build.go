@@ -37,6 +37,11 @@ type BuildOptions struct {
 	Progress Progress
 	// OnDecision, when set, sees every decision (after the run dir does).
 	OnDecision func(Decision)
+	// AfterStages, when set, is called once the stages have finished
+	// without error and RUN_DIR/decisions.jsonl is complete, before the
+	// output and the manifest are written. It must not block: it is for
+	// starting work that can overlap them (the report's reading).
+	AfterStages func(res *Result)
 	// Shard restricts the run to a slice of the pool (see Shard); the
 	// shards' run directories are combined by Merge.
 	Shard Shard
@@ -138,10 +143,19 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	if res != nil {
 		defer res.ReleaseBlobs()
 	}
+	// decisions.jsonl is complete once flushed; its fsync and close
+	// overlap the output (they took ~10 ms on a 20K-task run).
+	closed := make(chan error, 1)
 	if js != nil {
-		if err := js.Close(); err != nil && runErr == nil {
-			runErr = err
+		if err := js.bw.Flush(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("writing %s: %w", js.f.Name(), err)
 		}
+		go func() { closed <- js.Close() }()
+	} else {
+		closed <- nil
+	}
+	if runErr == nil && res != nil && o.AfterStages != nil {
+		o.AfterStages(res)
 	}
 	if ledger != nil {
 		sum.LedgerHits = ledger.Hits()
@@ -179,6 +193,9 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 		}
 	}
 	if err := <-manifestErr; err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := <-closed; err != nil && runErr == nil {
 		runErr = err
 	}
 	sum.FinishedAt = time.Now().UTC()

@@ -409,3 +409,59 @@ func TestOutputFromRetainedBlobs(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterStagesSeesCompleteDecisions: the hook runs once, after the
+// stages, with every decision already in decisions.jsonl and before the
+// output exists; a failed run does not call it.
+func TestAfterStagesSeesCompleteDecisions(t *testing.T) {
+	dir := t.TempDir()
+	var rows []rawRow
+	for i := 0; i < 30; i++ {
+		rows = append(rows, rawRow{Path: str(fmt.Sprintf("t-%02d", i)), Blob: task(t, fmt.Sprintf("task %d", i%25))})
+	}
+	name := filepath.Join(dir, "pool.parquet")
+	writeRaw(t, name, rows)
+	src, err := pool.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDir, out := filepath.Join(dir, "run"), filepath.Join(dir, "out.parquet")
+	calls, lines := 0, 0
+	outputExisted := false
+	_, res, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages, RunDir: runDir, Output: out,
+		AfterStages: func(r *pipeline.Result) {
+			calls++
+			ds, err := pipeline.ReadDecisions(filepath.Join(runDir, pipeline.DecisionsFile))
+			if err != nil {
+				t.Error(err)
+			}
+			lines = len(ds)
+			_, statErr := os.Stat(out)
+			outputExisted = statErr == nil
+			if len(r.Tasks) != 30 {
+				t.Errorf("result has %d tasks, want 30", len(r.Tasks))
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || lines != 60 || outputExisted {
+		t.Fatalf("AfterStages: %d calls, saw %d decisions (want 60: validate and dedup for 30 tasks), output existed: %v", calls, lines, outputExisted)
+	}
+	if res == nil || len(res.Kept()) != 25 {
+		t.Fatalf("kept %d, want 25", len(res.Kept()))
+	}
+
+	calls = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err = pipeline.Build(ctx, pipeline.BuildOptions{Source: src, Stages: stages, RunDir: filepath.Join(dir, "run2"), Output: filepath.Join(dir, "out2.parquet"),
+		AfterStages: func(*pipeline.Result) { calls++ }})
+	if err == nil || calls != 0 {
+		t.Fatalf("cancelled run: err %v, %d AfterStages calls (want an error and none)", err, calls)
+	}
+}

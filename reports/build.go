@@ -78,23 +78,75 @@ func (d Distribution) Quantile(q float64) float64 {
 
 // LoadBuildReport reads a run directory written by build or filter.
 func LoadBuildReport(runDir string) (*BuildReport, error) {
-	r := &BuildReport{Dir: runDir}
-	data, err := os.ReadFile(filepath.Join(runDir, pipeline.SummaryFile))
+	sum, err := readSummary(runDir)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w (is %s a build run directory?)", err, runDir)
+		return nil, err
 	}
-	r.Summary = &pipeline.Summary{}
-	if err := json.Unmarshal(data, r.Summary); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", pipeline.SummaryFile, err)
-	}
-	r.Runs, r.SandboxSeconds, r.Reused = r.Summary.SandboxSpend()
+	r := &BuildReport{Dir: runDir}
 	// The manifest is read only when an env decision needs its
 	// environment hash: runs without the env stage skip it.
 	envOf := lazyEnvHashes(filepath.Join(runDir, pipeline.ManifestFile))
 	if err := r.readDecisions(filepath.Join(runDir, pipeline.DecisionsFile), envOf); err != nil {
 		return nil, err
 	}
+	r.setSummary(sum)
 	return r, nil
+}
+
+func readSummary(runDir string) (*pipeline.Summary, error) {
+	data, err := os.ReadFile(filepath.Join(runDir, pipeline.SummaryFile))
+	if err != nil {
+		return nil, fmt.Errorf("report: %w (is %s a build run directory?)", err, runDir)
+	}
+	sum := &pipeline.Summary{}
+	if err := json.Unmarshal(data, sum); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", pipeline.SummaryFile, err)
+	}
+	return sum, nil
+}
+
+func (r *BuildReport) setSummary(sum *pipeline.Summary) {
+	r.Summary = sum
+	r.Runs, r.SandboxSeconds, r.Reused = sum.SandboxSpend()
+}
+
+// PendingReport is a build report whose decisions are being read while
+// the run finishes (see StartBuildReport).
+type PendingReport struct {
+	runDir string
+	done   chan struct{}
+	r      *BuildReport
+	err    error
+}
+
+// StartBuildReport reads RUN_DIR/decisions.jsonl in the background, as soon
+// as the stages have written it, so the report's reading overlaps the
+// writing of the output and the manifest. envOf gives a task's environment
+// hash (what the manifest will say; the manifest may not exist yet).
+// Finish completes it once summary.json is written; the page is the one
+// WriteBuildReport would write from the finished directory.
+func StartBuildReport(runDir string, envOf func(int64) (string, error)) *PendingReport {
+	p := &PendingReport{runDir: runDir, done: make(chan struct{}), r: &BuildReport{Dir: runDir}}
+	go func() {
+		defer close(p.done)
+		p.err = p.r.readDecisions(filepath.Join(runDir, pipeline.DecisionsFile), envOf)
+	}()
+	return p
+}
+
+// Finish waits for the decisions, reads summary.json and writes
+// RUN_DIR/report.html.
+func (p *PendingReport) Finish() error {
+	<-p.done
+	if p.err != nil {
+		return p.err
+	}
+	sum, err := readSummary(p.runDir)
+	if err != nil {
+		return err
+	}
+	p.r.setSummary(sum)
+	return p.r.write()
 }
 
 // lazyEnvHashes returns a lookup of task index to environment hash that
@@ -252,6 +304,11 @@ func WriteBuildReport(runDir string) error {
 	if err != nil {
 		return err
 	}
+	return r.write()
+}
+
+func (r *BuildReport) write() error {
+	runDir := r.Dir
 	var b bytes.Buffer
 	if err := r.Render(&b); err != nil {
 		return err

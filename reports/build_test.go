@@ -123,6 +123,49 @@ func TestBuildReportGolden(t *testing.T) {
 	}
 }
 
+// TestStartBuildReportMatchesWriteBuildReport: the report a build starts
+// reading before its manifest exists, with environment hashes from memory,
+// is byte for byte the one written from the finished run directory.
+func TestStartBuildReportMatchesWriteBuildReport(t *testing.T) {
+	dir := buildRunDir(t)
+	if err := WriteBuildReport(dir); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, pipeline.ManifestFile)
+	saved, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As during a build: no manifest yet, hashes from the tasks in memory.
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, ReportFile))
+	env := map[int64]string{0: "aaaaaaaaaaaaaaaa", 2: "bbbbbbbbbbbbbbbb", 3: "aaaaaaaaaaaaaaaa", 4: "aaaaaaaaaaaaaaaa", 5: "cccccccccccccccc"}
+	lookups := 0
+	p := StartBuildReport(dir, func(i int64) (string, error) { lookups++; return env[i], nil })
+	if err := os.WriteFile(manifest, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lookups == 0 {
+		t.Error("the environment lookup was never used: the test does not cover the env stage")
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("report from StartBuildReport differs from WriteBuildReport's (%d vs %d bytes)", len(got), len(want))
+	}
+}
+
 // TestMayCount checks the raw-line test that spares parsing skips only
 // keeps without evidence outside the env stage, whatever the strings hold.
 func TestMayCount(t *testing.T) {
