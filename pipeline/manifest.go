@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -70,51 +72,63 @@ func WriteManifest(name string, tasks []*Task, stages []string) error {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	rb := newRowBuilder(schema)
-	rows := make([]parquet.Row, 0, 256)
+	cols, err := rb.manifestColumns(stages)
+	if err != nil {
+		return fail(err)
+	}
+	// Rows are built in place in buffers reused across flushes: WriteRows
+	// copies the values into the column buffers.
+	rows := make([]parquet.Row, manifestBatch)
+	for i := range rows {
+		rows[i] = make(parquet.Row, len(rb.nulls))
+	}
+	n := 0
 	flush := func() error {
-		_, err := w.WriteRows(rows)
-		rows = rows[:0]
+		_, err := w.WriteRows(rows[:n])
+		n = 0
 		return err
 	}
 	for _, t := range tasks {
-		rb.reset()
-		rb.int64("index", t.Index)
-		rb.str("path", t.Path)
-		rb.int64("bundle_bytes", t.BlobBytes)
-		rb.str("final_verdict", string(finalVerdict(t)))
+		row := rows[n]
+		copy(row, rb.nulls)
+		rb.int64(row, cols.index, t.Index)
+		rb.str(row, cols.path, t.Path)
+		rb.int64(row, cols.bundleBytes, t.BlobBytes)
+		rb.str(row, cols.finalVerdict, string(finalVerdict(t)))
 		if t.Hash != "" {
-			rb.str("hash", t.Hash)
+			rb.str(row, cols.hash, t.Hash)
 		}
 		if t.EnvHash != "" {
-			rb.str("env_hash", t.EnvHash)
+			rb.str(row, cols.envHash, t.EnvHash)
 		}
 		if t.Stratum != "" {
-			rb.str("stratum", t.Stratum)
+			rb.str(row, cols.stratum, t.Stratum)
 		}
-		if n := len(t.Marks); n > 0 {
-			last := t.Marks[n-1]
-			rb.str("final_stage", last.Stage)
-			rb.str("final_reason", last.Reason)
+		if k := len(t.Marks); k > 0 {
+			last := t.Marks[k-1]
+			rb.str(row, cols.finalStage, last.Stage)
+			rb.str(row, cols.finalReason, last.Reason)
 		}
 		for _, m := range t.Marks {
-			rb.str(m.Stage+"_verdict", string(m.Verdict))
-			rb.str(m.Stage+"_reason", m.Reason)
-			rb.double(m.Stage+"_seconds", m.Seconds)
-			if m.Score != nil && scoreStages[m.Stage] {
-				rb.double(m.Stage+"_score", *m.Score)
+			sc, ok := cols.stages[m.Stage]
+			if !ok {
+				return fail(fmt.Errorf("task %d has a decision of stage %q, which has no manifest columns", t.Index, m.Stage))
 			}
-			if sandboxStages[m.Stage] && m.Verdict != Error {
-				rb.int32(m.Stage+"_runs", m.Runs)
-				rb.int32(m.Stage+"_passes", m.Passes)
-				rb.double(m.Stage+"_sandbox_seconds", m.SandboxSeconds)
-				rb.boolean(m.Stage+"_from_ledger", m.FromLedger)
+			rb.str(row, sc.verdict, string(m.Verdict))
+			rb.str(row, sc.reason, m.Reason)
+			rb.double(row, sc.seconds, m.Seconds)
+			if m.Score != nil && sc.score >= 0 {
+				rb.double(row, sc.score, *m.Score)
+			}
+			if sc.runs >= 0 && m.Verdict != Error {
+				rb.int32(row, sc.runs, m.Runs)
+				rb.int32(row, sc.passes, m.Passes)
+				rb.double(row, sc.sandboxSeconds, m.SandboxSeconds)
+				rb.boolean(row, sc.fromLedger, m.FromLedger)
 			}
 		}
-		if rb.err != nil {
-			return fail(rb.err)
-		}
-		rows = append(rows, rb.row())
-		if len(rows) == cap(rows) {
+		n++
+		if n == len(rows) {
 			if err := flush(); err != nil {
 				return fail(err)
 			}
@@ -136,65 +150,102 @@ func WriteManifest(name string, tasks []*Task, stages []string) error {
 	return os.Rename(tmp, name)
 }
 
-// rowBuilder assembles flat parquet rows by column name, without the
-// reflection of map or struct rows. Columns not set are null (optional
-// columns) and setting a missing column is an error.
+// manifestBatch is how many rows are handed to the writer at a time.
+const manifestBatch = 256
+
+// rowBuilder sets the values of flat parquet rows by column index, with
+// the definition level each column needs. Columns are resolved by name
+// once per manifest: resolving them per value (a map lookup of a
+// concatenated name) and copying each string was most of the manifest's
+// time.
 type rowBuilder struct {
-	index    map[string]int // column name → leaf index
-	optional []bool
-	values   []parquet.Value
-	set      []bool
-	err      error
+	schema *parquet.Schema
+	index  map[string]int // column name → leaf index
+	def    []int          // definition level of a set value, by column
+	nulls  parquet.Row    // a row of nulls, copied into each row first
 }
 
 func newRowBuilder(schema *parquet.Schema) *rowBuilder {
 	cols := schema.Columns()
-	rb := &rowBuilder{index: make(map[string]int, len(cols)), optional: make([]bool, len(cols)),
-		values: make([]parquet.Value, len(cols)), set: make([]bool, len(cols))}
+	rb := &rowBuilder{schema: schema, index: make(map[string]int, len(cols)), def: make([]int, len(cols)),
+		nulls: make(parquet.Row, len(cols))}
 	for _, path := range cols {
 		leaf, _ := schema.Lookup(path...)
-		rb.index[path[0]] = leaf.ColumnIndex
-		rb.optional[leaf.ColumnIndex] = leaf.Node.Optional()
+		i := leaf.ColumnIndex
+		rb.index[path[0]] = i
+		if leaf.Node.Optional() {
+			rb.def[i] = 1
+		}
+		rb.nulls[i] = parquet.NullValue().Level(0, 0, i)
 	}
 	return rb
 }
 
-func (rb *rowBuilder) reset() {
-	clear(rb.set)
-}
-
-func (rb *rowBuilder) put(col string, v parquet.Value) {
-	i, ok := rb.index[col]
+// col resolves a column that must exist; missing returns -1 for columns
+// a stage may not have.
+func (rb *rowBuilder) col(name string) (int, error) {
+	i, ok := rb.index[name]
 	if !ok {
-		if rb.err == nil {
-			rb.err = fmt.Errorf("no column %q in the manifest schema", col)
-		}
-		return
+		return -1, fmt.Errorf("no column %q in the manifest schema", name)
 	}
-	def := 0
-	if rb.optional[i] {
-		def = 1
-	}
-	rb.values[i], rb.set[i] = v.Level(0, def, i), true
+	return i, nil
 }
 
-func (rb *rowBuilder) str(col, v string)            { rb.put(col, parquet.ByteArrayValue([]byte(v))) }
-func (rb *rowBuilder) int64(col string, v int64)    { rb.put(col, parquet.Int64Value(v)) }
-func (rb *rowBuilder) int32(col string, v int32)    { rb.put(col, parquet.Int32Value(v)) }
-func (rb *rowBuilder) double(col string, v float64) { rb.put(col, parquet.DoubleValue(v)) }
-func (rb *rowBuilder) boolean(col string, v bool)   { rb.put(col, parquet.BooleanValue(v)) }
-
-// row returns a fresh row of the values set since reset, nulls elsewhere.
-func (rb *rowBuilder) row() parquet.Row {
-	row := make(parquet.Row, len(rb.values))
-	for i := range row {
-		if rb.set[i] {
-			row[i] = rb.values[i]
-		} else {
-			row[i] = parquet.NullValue().Level(0, 0, i)
-		}
+func (rb *rowBuilder) optionalCol(name string) int {
+	if i, ok := rb.index[name]; ok {
+		return i
 	}
-	return row
+	return -1
+}
+
+// manifestCols are the manifest's columns, resolved.
+type manifestCols struct {
+	index, path, hash, envHash, bundleBytes, finalVerdict, finalStage, finalReason, stratum int
+	stages                                                                                  map[string]stageCols
+}
+
+// stageCols are one stage's columns; score and the sandbox columns are -1
+// for stages without them.
+type stageCols struct {
+	verdict, reason, seconds, score, runs, passes, sandboxSeconds, fromLedger int
+}
+
+func (rb *rowBuilder) manifestColumns(stages []string) (manifestCols, error) {
+	var c manifestCols
+	var errs []error
+	must := func(name string) int {
+		i, err := rb.col(name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return i
+	}
+	c.index, c.path, c.hash, c.envHash = must("index"), must("path"), must("hash"), must("env_hash")
+	c.bundleBytes, c.finalVerdict, c.finalStage = must("bundle_bytes"), must("final_verdict"), must("final_stage")
+	c.finalReason, c.stratum = must("final_reason"), must("stratum")
+	c.stages = make(map[string]stageCols, len(stages))
+	for _, s := range stages {
+		c.stages[s] = stageCols{verdict: must(s + "_verdict"), reason: must(s + "_reason"), seconds: must(s + "_seconds"),
+			score: rb.optionalCol(s + "_score"), runs: rb.optionalCol(s + "_runs"), passes: rb.optionalCol(s + "_passes"),
+			sandboxSeconds: rb.optionalCol(s + "_sandbox_seconds"), fromLedger: rb.optionalCol(s + "_from_ledger")}
+	}
+	return c, errors.Join(errs...)
+}
+
+func (rb *rowBuilder) set(row parquet.Row, i int, v parquet.Value) { row[i] = v.Level(0, rb.def[i], i) }
+
+// str sets a string value without copying it: the writer copies the
+// bytes into its column buffer, and the strings outlive the call.
+func (rb *rowBuilder) str(row parquet.Row, i int, v string) {
+	rb.set(row, i, parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(v), len(v))))
+}
+func (rb *rowBuilder) int64(row parquet.Row, i int, v int64) { rb.set(row, i, parquet.Int64Value(v)) }
+func (rb *rowBuilder) int32(row parquet.Row, i int, v int32) { rb.set(row, i, parquet.Int32Value(v)) }
+func (rb *rowBuilder) double(row parquet.Row, i int, v float64) {
+	rb.set(row, i, parquet.DoubleValue(v))
+}
+func (rb *rowBuilder) boolean(row parquet.Row, i int, v bool) {
+	rb.set(row, i, parquet.BooleanValue(v))
 }
 
 func finalVerdict(t *Task) Verdict {
