@@ -23,20 +23,31 @@ func (Dedup) Name() string { return pipeline.StageDedup }
 
 // Decide implements pipeline.SetStage.
 func (Dedup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipeline.Outcome, error) {
-	first := make(map[string]*pipeline.Task, len(tasks))
-	count := make(map[string]int, len(tasks))
+	type group struct {
+		first *pipeline.Task // the lexicographically first path
+		count int
+	}
+	groups := make(map[string]*group, len(tasks))
+	all := make([]group, 0, len(tasks)) // one allocation for every group
 	for _, t := range tasks {
-		count[t.Hash]++
-		if cur, ok := first[t.Hash]; !ok || t.Path < cur.Path {
-			first[t.Hash] = t
+		g := groups[t.Hash]
+		if g == nil {
+			all = append(all, group{first: t})
+			g = &all[len(all)-1]
+			groups[t.Hash] = g
+		}
+		g.count++
+		if t.Path < g.first.Path {
+			g.first = t
 		}
 	}
 	outs := make([]pipeline.Outcome, len(tasks))
 	for i, t := range tasks {
-		keeper := first[t.Hash]
+		g := groups[t.Hash]
+		keeper := g.first
 		switch {
-		case keeper == t && count[t.Hash] > 1:
-			outs[i] = pipeline.KeepOutcome(ReasonUnique, fmt.Sprintf("kept of %d identical tasks (first path)", count[t.Hash]))
+		case keeper == t && g.count > 1:
+			outs[i] = pipeline.KeepOutcome(ReasonUnique, fmt.Sprintf("kept of %d identical tasks (first path)", g.count))
 		case keeper == t:
 			outs[i] = pipeline.KeepOutcome(ReasonUnique, "")
 		default:

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
 
 	"github.com/sourcegraph/conc/stream"
 )
@@ -31,6 +30,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 	}
 	defer f.Close()
 	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	chunks := newChunkList(runtime.GOMAXPROCS(0) + 2)
 	var firstErr error // set by callbacks, which run sequentially
 	var readErr error
 	// The file is read in chunks of whole lines; a batch's lines are
@@ -39,7 +39,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 	var carry []byte // a partial last line, moved to the next chunk
 	n := 0           // lines handed out so far
 	for readErr == nil && firstErr == nil {
-		buf := getChunk(len(carry) + decisionChunk)
+		buf := chunks.get(len(carry) + decisionChunk)
 		chunk := buf
 		copy(chunk, carry)
 		k, err := io.ReadFull(f, chunk[len(carry):])
@@ -93,7 +93,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 				}
 			}
 			return func() {
-				defer putChunk(buf) // decisions hold copies, not slices of it
+				defer chunks.put(buf) // decisions hold copies, not slices of it
 				if firstErr != nil {
 					return
 				}
@@ -124,23 +124,36 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 // 1,000 lines of a validate-only run.
 const decisionChunk = 256 << 10
 
-// chunks recycles read chunks: fresh memory for every chunk cost more in
-// page faults than the reading saved.
-var chunks sync.Pool
+// chunkList recycles a bounded set of read chunks: a fresh chunk per
+// read cost more in page faults than the reading itself. get is called by
+// the reading goroutine only; it waits for a chunk when all are in use.
+type chunkList struct {
+	free      chan []byte
+	made, max int
+}
 
-func getChunk(n int) []byte {
+func newChunkList(max int) *chunkList { return &chunkList{free: make(chan []byte, max), max: max} }
+
+func (c *chunkList) get(n int) []byte {
 	if n > 2*decisionChunk { // a line longer than a chunk: rare
 		return make([]byte, n)
 	}
-	if p, ok := chunks.Get().(*[]byte); ok {
-		return (*p)[:n]
+	select {
+	case b := <-c.free:
+		return b[:n]
+	default:
 	}
-	return make([]byte, n, 2*decisionChunk)
+	if c.made < c.max {
+		c.made++
+		return make([]byte, n, 2*decisionChunk)
+	}
+	return (<-c.free)[:n]
 }
 
-func putChunk(b []byte) {
+// put returns a chunk; it never blocks (free holds every chunk made).
+func (c *chunkList) put(b []byte) {
 	if cap(b) == 2*decisionChunk {
-		chunks.Put(&b)
+		c.free <- b
 	}
 }
 

@@ -361,7 +361,11 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		}
 		var task *Task
 		if first {
-			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true}
+			// Room for two marks (validate and the next stage): growing
+			// from one left a garbage array per task. Not one per stage:
+			// a pool of 100K tasks mostly dropped early would hold them.
+			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true,
+				Marks: make([]StageMark, 0, min(2, len(e.Stages)))}
 			res.Tasks = append(res.Tasks, task)
 			if out, bad := admit(rec, seenPaths); bad {
 				if !e.Shard.Has("", rec.Path, rec.Blob) {
