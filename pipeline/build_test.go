@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -463,5 +465,75 @@ func TestAfterStagesSeesCompleteDecisions(t *testing.T) {
 		AfterStages: func(*pipeline.Result) { calls++ }})
 	if err == nil || calls != 0 {
 		t.Fatalf("cancelled run: err %v, %d AfterStages calls (want an error and none)", err, calls)
+	}
+}
+
+// TestLentBlobsAcrossSlabs: with blobs lent by the parquet reader and
+// copied into slabs, a pool whose batches fill a slab before their task
+// count (and whose largest blobs get copies of their own) validates every
+// task from the right bytes and writes them out unchanged, whether the
+// output comes from retained blobs or from a second read of the pool.
+func TestLentBlobsAcrossSlabs(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var rows []rawRow
+	want := map[string][32]byte{}
+	for i := 0; i < 70; i++ {
+		size := 20 << 10 // ~12 KB compressed: ~20 of these fill a slab before 32 tasks do
+		if i%10 == 3 {
+			size = 150 << 10 // ~88 KB compressed: over slabMaxBlob
+		}
+		noise := make([]byte, size)
+		for j := range noise {
+			noise[j] = byte('a' + rng.IntN(26))
+		}
+		p := fmt.Sprintf("t-%02d", i)
+		blob := task(t, fmt.Sprintf("task %d %s", i, noise))
+		if big := i%10 == 3; big != (len(blob) > 64<<10) || !big && len(blob) < 10<<10 {
+			t.Fatalf("row %d: blob of %d bytes does not exercise what it should", i, len(blob))
+		}
+		rows = append(rows, rawRow{Path: str(p), Blob: blob})
+		want[p] = sha256.Sum256(blob)
+	}
+	name := filepath.Join(dir, "pool.parquet")
+	writeRaw(t, name, rows)
+	src, err := pool.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := src.(pool.Lender); !ok {
+		t.Fatal("the parquet source does not lend its blobs: the test covers nothing")
+	}
+	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, retain := range []int64{0, -1} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.parquet", retain))
+		sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages,
+			RunDir: filepath.Join(dir, fmt.Sprint("run", retain)), Output: out, RetainBlobBytes: retain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.TasksKept != 70 {
+			t.Fatalf("retain %d: kept %d of 70", retain, sum.TasksKept)
+		}
+		got, err := pool.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := got.Each(context.Background(), nil, func(r pool.Record) error {
+			n++
+			if sha256.Sum256(r.Blob) != want[r.Path] {
+				return fmt.Errorf("retain %d: %s differs from the pool's bytes", retain, r.Path)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n != 70 {
+			t.Fatalf("retain %d: output has %d rows", retain, n)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -327,11 +328,18 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			e.Progress.Advance(1)
 		}
 	}
+	// Blobs a source lends (pool.Lender) are copied into the batch's slab,
+	// which is recycled once the batch is delivered: a fresh copy of every
+	// blob was garbage the size of the pool, and fresh pages to fault in.
+	lender, borrowing := e.Source.(pool.Lender)
+	slabs := newSlabList()
+	var slab []byte // the current batch's slab
 	submit := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		b := batch
+		b, sl := batch, slab
+		slab = nil
 		weight := min(batchBytes+int64(len(b)), inflightBytes)
 		batch, batchBytes = make([]entry, 0, maxBatch), 0
 		if err := budget.Acquire(ctx, weight); err != nil {
@@ -348,11 +356,39 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 				for i := range b {
 					deliver(&b[i])
 				}
+				slabs.put(sl) // deliver copied what the output keeps
 			}
 		})
 		return nil
 	}
-	readErr := e.Source.Each(ctx, skip, func(rec pool.Record) error {
+	// own makes a lent blob the batch's: a copy in the slab (the batch is
+	// submitted first when the slab is full), or its own for large ones.
+	own := func(rec *pool.Record) error {
+		n := len(rec.Blob)
+		switch {
+		case !borrowing || n == 0:
+			return nil
+		case n > slabMaxBlob:
+			rec.Blob = bytes.Clone(rec.Blob)
+			return nil
+		case slab != nil && cap(slab)-len(slab) < n:
+			if err := submit(); err != nil {
+				return err
+			}
+		}
+		if slab == nil {
+			slab = slabs.get()
+		}
+		start := len(slab)
+		slab = append(slab, rec.Blob...)
+		rec.Blob = slab[start:len(slab):len(slab)]
+		return nil
+	}
+	each := e.Source.Each
+	if borrowing {
+		each = lender.EachBorrowed
+	}
+	readErr := each(ctx, skip, func(rec pool.Record) error {
 		if sinkErr != nil {
 			return sinkErr
 		}
@@ -375,10 +411,16 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 				// Decided without decoding: emitted in order with its batch.
 				batch = append(batch, entry{task: task, decided: &out})
 			} else {
+				if err := own(&rec); err != nil {
+					return err
+				}
 				batch = append(batch, entry{task: task, rec: rec})
 				batchBytes += int64(len(rec.Blob))
 			}
 		} else {
+			if err := own(&rec); err != nil {
+				return err
+			}
 			batch = append(batch, entry{task: alive[rec.Index], rec: rec})
 			batchBytes += int64(len(rec.Blob))
 		}
@@ -413,6 +455,38 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		return sinkErr
 	}
 	return ctx.Err()
+}
+
+// Slabs hold the blobs of a batch (see runItems).
+const (
+	slabSize    = 256 << 10
+	slabMaxBlob = 64 << 10 // larger blobs get their own copy
+)
+
+// slabList recycles slabs between batches. get runs on the reading
+// goroutine, put on the delivering one; slabs beyond the list's capacity
+// are left to the GC.
+type slabList struct{ free chan []byte }
+
+func newSlabList() *slabList { return &slabList{free: make(chan []byte, 16)} }
+
+func (l *slabList) get() []byte {
+	select {
+	case b := <-l.free:
+		return b
+	default:
+		return make([]byte, 0, slabSize)
+	}
+}
+
+func (l *slabList) put(b []byte) {
+	if b == nil {
+		return
+	}
+	select {
+	case l.free <- b[:0]:
+	default:
+	}
 }
 
 // admit applies the row-level checks that need no decoding and the

@@ -97,9 +97,19 @@ func (s *ParquetSource) String() string {
 // Each implements Source, streaming one page at a time from the two
 // columns it needs.
 func (s *ParquetSource) Each(ctx context.Context, skip func(int64) bool, fn func(Record) error) error {
+	return s.each(ctx, skip, fn, false)
+}
+
+// EachBorrowed implements Lender: the blob is the reader's page memory,
+// valid until fn returns.
+func (s *ParquetSource) EachBorrowed(ctx context.Context, skip func(int64) bool, fn func(Record) error) error {
+	return s.each(ctx, skip, fn, true)
+}
+
+func (s *ParquetSource) each(ctx context.Context, skip func(int64) bool, fn func(Record) error, borrow bool) error {
 	var base int64
 	for _, sh := range s.shards {
-		if err := s.eachInShard(ctx, sh, base, skip, fn); err != nil {
+		if err := s.eachInShard(ctx, sh, base, skip, fn, borrow); err != nil {
 			return err
 		}
 		base += sh.rows
@@ -107,7 +117,7 @@ func (s *ParquetSource) Each(ctx context.Context, skip func(int64) bool, fn func
 	return nil
 }
 
-func (s *ParquetSource) eachInShard(ctx context.Context, sh parquetShard, base int64, skip func(int64) bool, fn func(Record) error) error {
+func (s *ParquetSource) eachInShard(ctx context.Context, sh parquetShard, base int64, skip func(int64) bool, fn func(Record) error, borrow bool) error {
 	f, pf, err := openParquetFile(sh.name)
 	if err != nil {
 		return err
@@ -144,7 +154,9 @@ func (s *ParquetSource) eachInShard(ctx context.Context, sh parquetShard, base i
 			if wanted {
 				rec.BlobNull = bv.IsNull()
 				if !rec.BlobNull {
-					rec.Blob = bytes.Clone(bv.ByteArray())
+					if rec.Blob = bv.ByteArray(); !borrow {
+						rec.Blob = bytes.Clone(rec.Blob)
+					}
 				}
 				if err := fn(rec); err != nil {
 					paths.close()

@@ -51,6 +51,14 @@ type Source interface {
 	String() string
 }
 
+// Lender is a Source that can lend its blobs instead of copying them,
+// for a caller that copies what it keeps into memory of its own.
+type Lender interface {
+	// EachBorrowed is Each, except that a record's Blob is valid only
+	// until fn returns.
+	EachBorrowed(ctx context.Context, skip func(int64) bool, fn func(Record) error) error
+}
+
 // Open detects the kind of pool named by spec: a parquet file, a glob of
 // parquet files, a directory of parquet shards (searched recursively, as
 // in the HF layout data/train-00000-of-00004.parquet), or a directory of
