@@ -67,7 +67,7 @@ func Create(name string, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(&writebackFile{f: f}, 1<<20)
 	pw := parquet.NewGenericWriter[Row](bw,
 		parquet.CreatedBy("otcurate", "0.1.0", "dev"),
 		parquet.MaxRowsPerRowGroup(opts.RowsPerGroup),
