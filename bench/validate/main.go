@@ -127,6 +127,10 @@ func throughput(bin, work, name, poolFile string, rounds int, python bool) error
 	times := make([][]float64, len(contenders))
 	for r := 0; r < rounds; r++ {
 		for i, c := range contenders { // interleaved, so drift hits all alike
+			// Untimed: flush what the previous contender wrote (the Python
+			// extractor writes thousands of files), so its writeback does
+			// not land in the next contender's time, e.g. in an fsync.
+			syscall.Sync()
 			d, _, err := timed(c.argv...)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
