@@ -139,7 +139,8 @@ func (w *walker) release() {
 
 // Walk decodes a gzip-compressed tar stream and calls fn for each accepted
 // member, in archive order. For regular files, content yields the file bytes
-// (reading it is optional). Any violation stops the walk with a *Defect; an
+// (reading it is optional); it is valid only until fn returns (the reader
+// is reused for the next file). Any violation stops the walk with a *Defect; an
 // error returned by fn stops it too and is returned as is.
 func Walk(r io.Reader, lim Limits, fn func(m Member, content io.Reader) error) error {
 	if lim == (Limits{}) {
