@@ -29,6 +29,15 @@ sock() { echo "$RUN/engine$1.sock"; }
 
 answers() { docker -H "unix://$(sock "$1")" version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
+# live_dockerd PID: PID is a running (not zombie) dockerd.
+live_dockerd() {
+	local stat
+	[ -n "$1" ] && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = dockerd ] || return 1
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
 hosts() {
 	local list="unix:///var/run/docker.sock" i
 	for ((i = 1; i <= $1; i++)); do list+=",unix://$(sock "$i")"; done
@@ -46,6 +55,14 @@ up() {
 			ip link add "otc-br$i" type bridge
 			ip addr add "10.23$i.0.1/24" dev "otc-br$i"
 			ip link set "otc-br$i" up
+		fi
+		# A pid file left by an engine that was killed (the fleet tests
+		# SIGKILL one) stops dockerd from starting while its pid looks
+		# alive, which a zombie nobody reaped does. Remove it unless the
+		# pid is a running dockerd.
+		if [ -f "$RUN/engine$i.pid" ] && ! live_dockerd "$(cat "$RUN/engine$i.pid")"; then
+			log "engine $i: removing the stale pid file of a dead engine"
+			rm -f "$RUN/engine$i.pid"
 		fi
 		log "starting engine $i ($(sock "$i"))"
 		# shellcheck disable=SC2086 # flags is a word list
