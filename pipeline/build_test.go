@@ -374,24 +374,10 @@ func TestOutputFromRetainedBlobs(t *testing.T) {
 		}
 		rows = append(rows, rawRow{Path: str(fmt.Sprintf("t-%02d", 39-i)), Blob: task(t, text)})
 	}
-	name := filepath.Join(dir, "pool.parquet")
-	writeRaw(t, name, rows)
-	src, err := pool.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, stages := validateDedupPool(t, dir, rows)
 	var want []byte
 	for _, budget := range []int64{-1, 0, int64(len(rows[0].Blob)) * 9} {
-		out := filepath.Join(dir, fmt.Sprintf("out%d.parquet", budget))
-		sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages,
-			RunDir: filepath.Join(dir, fmt.Sprint("run", budget)), Output: out, RetainBlobBytes: budget})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sum, out := buildRetaining(t, src, stages, dir, budget)
 		if sum.TasksKept != 34 {
 			t.Fatalf("budget %d: kept %d, want 34", budget, sum.TasksKept)
 		}
@@ -421,16 +407,7 @@ func TestAfterStagesSeesCompleteDecisions(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		rows = append(rows, rawRow{Path: str(fmt.Sprintf("t-%02d", i)), Blob: task(t, fmt.Sprintf("task %d", i%25))})
 	}
-	name := filepath.Join(dir, "pool.parquet")
-	writeRaw(t, name, rows)
-	src, err := pool.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, stages := validateDedupPool(t, dir, rows)
 	runDir, out := filepath.Join(dir, "run"), filepath.Join(dir, "out.parquet")
 	calls, lines := 0, 0
 	outputExisted := false
@@ -495,26 +472,12 @@ func TestLentBlobsAcrossSlabs(t *testing.T) {
 		rows = append(rows, rawRow{Path: str(p), Blob: blob})
 		want[p] = sha256.Sum256(blob)
 	}
-	name := filepath.Join(dir, "pool.parquet")
-	writeRaw(t, name, rows)
-	src, err := pool.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, stages := validateDedupPool(t, dir, rows)
 	if _, ok := src.(pool.Lender); !ok {
 		t.Fatal("the parquet source does not lend its blobs: the test covers nothing")
 	}
-	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, retain := range []int64{0, -1} {
-		out := filepath.Join(dir, fmt.Sprintf("out%d.parquet", retain))
-		sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages,
-			RunDir: filepath.Join(dir, fmt.Sprint("run", retain)), Output: out, RetainBlobBytes: retain})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sum, out := buildRetaining(t, src, stages, dir, retain)
 		if sum.TasksKept != 70 {
 			t.Fatalf("retain %d: kept %d of 70", retain, sum.TasksKept)
 		}
@@ -536,4 +499,34 @@ func TestLentBlobsAcrossSlabs(t *testing.T) {
 			t.Fatalf("retain %d: output has %d rows", retain, n)
 		}
 	}
+}
+
+// validateDedupPool writes rows as DIR/pool.parquet and opens it, with the
+// validate and dedup stages to run on it.
+func validateDedupPool(t *testing.T, dir string, rows []rawRow) (pool.Source, []pipeline.Stage) {
+	t.Helper()
+	name := filepath.Join(dir, "pool.parquet")
+	writeRaw(t, name, rows)
+	src, err := pool.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages, err := filters.Build([]string{"validate", "dedup"}, filters.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, stages
+}
+
+// buildRetaining runs a build holding up to retain bytes of bundles for
+// the output (RetainBlobBytes), into DIR/run<retain> and DIR/out<retain>.parquet.
+func buildRetaining(t *testing.T, src pool.Source, stages []pipeline.Stage, dir string, retain int64) (*pipeline.Summary, string) {
+	t.Helper()
+	out := filepath.Join(dir, fmt.Sprintf("out%d.parquet", retain))
+	sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages,
+		RunDir: filepath.Join(dir, fmt.Sprint("run", retain)), Output: out, RetainBlobBytes: retain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, out
 }

@@ -30,7 +30,9 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 	}
 	defer f.Close()
 	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
-	chunks := newChunkList(runtime.GOMAXPROCS(0) + 2)
+	// Chunks in flight are bounded by the stream (its workers and the
+	// callbacks queued behind them); the list keeps that many.
+	chunks := newBufferList(2*decisionChunk, 2*runtime.GOMAXPROCS(0)+4)
 	var firstErr error // set by callbacks, which run sequentially
 	var readErr error
 	// The file is read in chunks of whole lines; a batch's lines are
@@ -123,39 +125,6 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 // decisionChunk is how much of decisions.jsonl one batch reads: about
 // 1,000 lines of a validate-only run.
 const decisionChunk = 256 << 10
-
-// chunkList recycles a bounded set of read chunks: a fresh chunk per
-// read cost more in page faults than the reading itself. get is called by
-// the reading goroutine only; it waits for a chunk when all are in use.
-type chunkList struct {
-	free      chan []byte
-	made, max int
-}
-
-func newChunkList(max int) *chunkList { return &chunkList{free: make(chan []byte, max), max: max} }
-
-func (c *chunkList) get(n int) []byte {
-	if n > 2*decisionChunk { // a line longer than a chunk: rare
-		return make([]byte, n)
-	}
-	select {
-	case b := <-c.free:
-		return b[:n]
-	default:
-	}
-	if c.made < c.max {
-		c.made++
-		return make([]byte, n, 2*decisionChunk)
-	}
-	return (<-c.free)[:n]
-}
-
-// put returns a chunk; it never blocks (free holds every chunk made).
-func (c *chunkList) put(b []byte) {
-	if cap(b) == 2*decisionChunk {
-		c.free <- b
-	}
-}
 
 // ReadDecisions reads a whole decisions.jsonl file.
 func ReadDecisions(name string) ([]Decision, error) {

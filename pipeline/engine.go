@@ -332,7 +332,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	// which is recycled once the batch is delivered: a fresh copy of every
 	// blob was garbage the size of the pool, and fresh pages to fault in.
 	lender, borrowing := e.Source.(pool.Lender)
-	slabs := newSlabList()
+	slabs := newBufferList(slabSize, 16)
 	var slab []byte // the current batch's slab
 	submit := func() error {
 		if len(batch) == 0 {
@@ -377,7 +377,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			}
 		}
 		if slab == nil {
-			slab = slabs.get()
+			slab = slabs.get(0)
 		}
 		start := len(slab)
 		slab = append(slab, rec.Blob...)
@@ -462,32 +462,6 @@ const (
 	slabSize    = 256 << 10
 	slabMaxBlob = 64 << 10 // larger blobs get their own copy
 )
-
-// slabList recycles slabs between batches. get runs on the reading
-// goroutine, put on the delivering one; slabs beyond the list's capacity
-// are left to the GC.
-type slabList struct{ free chan []byte }
-
-func newSlabList() *slabList { return &slabList{free: make(chan []byte, 16)} }
-
-func (l *slabList) get() []byte {
-	select {
-	case b := <-l.free:
-		return b
-	default:
-		return make([]byte, 0, slabSize)
-	}
-}
-
-func (l *slabList) put(b []byte) {
-	if b == nil {
-		return
-	}
-	select {
-	case l.free <- b[:0]:
-	default:
-	}
-}
 
 // admit applies the row-level checks that need no decoding and the
 // sequential view of the pool (duplicate paths). It runs in pool order.

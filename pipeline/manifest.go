@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"unsafe"
@@ -159,16 +158,14 @@ const manifestBatch = 256
 // concatenated name) and copying each string was most of the manifest's
 // time.
 type rowBuilder struct {
-	schema *parquet.Schema
-	index  map[string]int // column name → leaf index
-	def    []int          // definition level of a set value, by column
-	nulls  parquet.Row    // a row of nulls, copied into each row first
+	index map[string]int // column name → leaf index
+	def   []int          // definition level of a set value, by column
+	nulls parquet.Row    // a row of nulls, copied into each row first
 }
 
 func newRowBuilder(schema *parquet.Schema) *rowBuilder {
 	cols := schema.Columns()
-	rb := &rowBuilder{schema: schema, index: make(map[string]int, len(cols)), def: make([]int, len(cols)),
-		nulls: make(parquet.Row, len(cols))}
+	rb := &rowBuilder{index: make(map[string]int, len(cols)), def: make([]int, len(cols)), nulls: make(parquet.Row, len(cols))}
 	for _, path := range cols {
 		leaf, _ := schema.Lookup(path...)
 		i := leaf.ColumnIndex
@@ -181,17 +178,8 @@ func newRowBuilder(schema *parquet.Schema) *rowBuilder {
 	return rb
 }
 
-// col resolves a column that must exist; missing returns -1 for columns
-// a stage may not have.
-func (rb *rowBuilder) col(name string) (int, error) {
-	i, ok := rb.index[name]
-	if !ok {
-		return -1, fmt.Errorf("no column %q in the manifest schema", name)
-	}
-	return i, nil
-}
-
-func (rb *rowBuilder) optionalCol(name string) int {
+// col is a column's index, or -1 when the schema has no such column.
+func (rb *rowBuilder) col(name string) int {
 	if i, ok := rb.index[name]; ok {
 		return i
 	}
@@ -211,25 +199,26 @@ type stageCols struct {
 }
 
 func (rb *rowBuilder) manifestColumns(stages []string) (manifestCols, error) {
-	var c manifestCols
-	var errs []error
-	must := func(name string) int {
-		i, err := rb.col(name)
-		if err != nil {
-			errs = append(errs, err)
+	var missing []string
+	need := func(name string) int {
+		i := rb.col(name)
+		if i < 0 {
+			missing = append(missing, name)
 		}
 		return i
 	}
-	c.index, c.path, c.hash, c.envHash = must("index"), must("path"), must("hash"), must("env_hash")
-	c.bundleBytes, c.finalVerdict, c.finalStage = must("bundle_bytes"), must("final_verdict"), must("final_stage")
-	c.finalReason, c.stratum = must("final_reason"), must("stratum")
-	c.stages = make(map[string]stageCols, len(stages))
+	c := manifestCols{index: need("index"), path: need("path"), hash: need("hash"), envHash: need("env_hash"),
+		bundleBytes: need("bundle_bytes"), finalVerdict: need("final_verdict"), finalStage: need("final_stage"),
+		finalReason: need("final_reason"), stratum: need("stratum"), stages: make(map[string]stageCols, len(stages))}
 	for _, s := range stages {
-		c.stages[s] = stageCols{verdict: must(s + "_verdict"), reason: must(s + "_reason"), seconds: must(s + "_seconds"),
-			score: rb.optionalCol(s + "_score"), runs: rb.optionalCol(s + "_runs"), passes: rb.optionalCol(s + "_passes"),
-			sandboxSeconds: rb.optionalCol(s + "_sandbox_seconds"), fromLedger: rb.optionalCol(s + "_from_ledger")}
+		c.stages[s] = stageCols{verdict: need(s + "_verdict"), reason: need(s + "_reason"), seconds: need(s + "_seconds"),
+			score: rb.col(s + "_score"), runs: rb.col(s + "_runs"), passes: rb.col(s + "_passes"),
+			sandboxSeconds: rb.col(s + "_sandbox_seconds"), fromLedger: rb.col(s + "_from_ledger")}
 	}
-	return c, errors.Join(errs...)
+	if len(missing) > 0 {
+		return c, fmt.Errorf("no columns %q in the manifest schema", missing)
+	}
+	return c, nil
 }
 
 func (rb *rowBuilder) set(row parquet.Row, i int, v parquet.Value) { row[i] = v.Level(0, rb.def[i], i) }

@@ -173,13 +173,32 @@ func readEnvHashes(name string) (map[int64]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return envHashIndex(tasks), nil
+}
+
+// envHashIndex maps task index to environment hash (tasks without one
+// are left out, as the manifest leaves them null).
+func envHashIndex(tasks []*pipeline.Task) map[int64]string {
 	out := make(map[int64]string, len(tasks))
 	for _, t := range tasks {
 		if t.EnvHash != "" {
 			out[t.Index] = t.EnvHash
 		}
 	}
-	return out, nil
+	return out
+}
+
+// EnvHashesOf is the environment-hash lookup for StartBuildReport from a
+// run's tasks in memory: what the manifest will record. The index is built
+// on the first lookup (only env-stage decisions need one).
+func EnvHashesOf(tasks []*pipeline.Task) func(int64) (string, error) {
+	var byIndex map[int64]string
+	return func(i int64) (string, error) {
+		if byIndex == nil {
+			byIndex = envHashIndex(tasks)
+		}
+		return byIndex[i], nil
+	}
 }
 
 func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, error)) error {

@@ -178,40 +178,18 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		Source: src, Stages: stages, Output: o.out, Shards: o.shards, RunDir: o.runDir,
 		Workers: g.workers, Limits: g.limits(), Logger: logger, Progress: progress, Shard: shard,
 		AfterStages: func(res *pipeline.Result) {
-			report = reports.StartBuildReport(o.runDir, envHashesOf(res))
+			report = reports.StartBuildReport(o.runDir, reports.EnvHashesOf(res.Tasks))
 		},
 	})
 	wait()
-	return finishRunWith(cmd, g, sum, o.runDir, report, err)
-}
-
-// envHashesOf looks up a task's environment hash among the run's tasks
-// (what the manifest records), building its index on first use.
-func envHashesOf(res *pipeline.Result) func(int64) (string, error) {
-	var byIndex map[int64]string
-	return func(i int64) (string, error) {
-		if byIndex == nil {
-			byIndex = make(map[int64]string, len(res.Tasks))
-			for _, t := range res.Tasks {
-				if t.EnvHash != "" {
-					byIndex[t.Index] = t.EnvHash
-				}
-			}
-		}
-		return byIndex[i], nil
-	}
+	return finishRun(cmd, g, sum, o.runDir, report, err)
 }
 
 // finishRun ends a build, filter or merge: the funnel on stdout, the
-// report, and exit code 3 when some tasks could not be decided.
-func finishRun(cmd *cobra.Command, g *globals, sum *pipeline.Summary, runDir string, runErr error) error {
-	return finishRunWith(cmd, g, sum, runDir, nil, runErr)
-}
-
-// finishRunWith is finishRun with the report's decisions possibly already
-// read (report is nil when the stages did not finish: the report is then
-// built from the run directory alone).
-func finishRunWith(cmd *cobra.Command, g *globals, sum *pipeline.Summary, runDir string, report *reports.PendingReport, runErr error) error {
+// report, and exit code 3 when some tasks could not be decided. report
+// holds the report's decisions when a build started reading them early;
+// nil builds the report from the run directory alone.
+func finishRun(cmd *cobra.Command, g *globals, sum *pipeline.Summary, runDir string, report *reports.PendingReport, runErr error) error {
 	if sum != nil {
 		reports.WriteSummary(cmd.OutOrStdout(), sum)
 		region := trace.StartRegion(cmd.Context(), "report")

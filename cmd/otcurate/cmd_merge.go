@@ -33,7 +33,7 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
 				RunDirs: args, RunDir: runDir, Output: out, Shards: shards,
 				Stages: []pipeline.SetStage{stages[0].(pipeline.SetStage)}, Logger: g.logger,
 			})
-			return finishRun(cmd, g, sum, runDir, err)
+			return finishRun(cmd, g, sum, runDir, nil, err)
 		},
 	}
 	f := cmd.Flags()
