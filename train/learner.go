@@ -47,7 +47,11 @@ type UpdateStats struct {
 // entropy bonus (β = EntropyCoef) averages over the M turns of every
 // included sample, zero-variance groups too: a group that always fails
 // carries no advantage, and the bonus is what keeps its alternatives
-// sampled.
+// sampled. With EntropyFailedOnly the bonus acts only on the turns of
+// groups where no attempt passed (still averaged over all M included
+// turns, so β keeps its scale): a task the policy fails is pushed to try
+// other commands, while the choices of tasks it solves are left to the
+// policy gradient.
 type Builtin struct {
 	Policy      *builtin.Policy
 	LR          float64
@@ -60,6 +64,9 @@ type Builtin struct {
 	AdaGrad bool
 	// EntropyCoef is β of the entropy bonus; 0 = none.
 	EntropyCoef float64
+	// EntropyFailedOnly restricts the bonus to groups with no passing
+	// attempt.
+	EntropyFailedOnly bool
 	// DecaySteps > 0 decays the learning rate linearly over the last
 	// DecaySteps of TotalSteps (a warmup-free warmup-stable-decay
 	// schedule): step TotalSteps−DecaySteps+i runs at
@@ -116,7 +123,17 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 	if epochs <= 0 {
 		epochs = 1
 	}
-	var acts, all []action // all: every included turn, for the entropy bonus
+	var acts, all []action  // all: every included turn, for the entropy bonus
+	var passed map[int]bool // groups with a passing attempt (EntropyFailedOnly)
+	if b.EntropyCoef != 0 && b.EntropyFailedOnly {
+		passed = map[int]bool{}
+		for _, s := range samples {
+			if s.Included && s.Reward >= 1 {
+				passed[s.Group] = true
+			}
+		}
+	}
+	included := 0 // turns, the bonus's denominator
 	for _, s := range samples {
 		tr := s.Attempt.Trajectory
 		if !s.Included || tr == nil {
@@ -132,7 +149,8 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 				lp += x
 			}
 			a := action{prefix: tr.Messages[:at], tokens: turn.Completion.TokenIDs, behaviour: lp, adv: s.Advantage}
-			if b.EntropyCoef != 0 {
+			included++
+			if b.EntropyCoef != 0 && !passed[s.Group] {
 				all = append(all, a)
 			}
 			if s.Advantage != 0 {
@@ -168,7 +186,7 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 		}
 		var ent float64
 		for _, a := range all {
-			h, err := b.Policy.Entropy(a.prefix, a.tokens, b.Temperature, grad, b.EntropyCoef/float64(len(all)))
+			h, err := b.Policy.Entropy(a.prefix, a.tokens, b.Temperature, grad, b.EntropyCoef/float64(included))
 			if err != nil {
 				return st, err
 			}

@@ -78,3 +78,51 @@ func TestLRAtSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestEntropyBonusFailedGroupsOnly: with EntropyFailedOnly the bonus leaves
+// a group whose attempts all passed alone (advantage 0 everywhere: the
+// policy must not move) and raises the entropy of a group that all failed.
+func TestEntropyBonusFailedGroupsOnly(t *testing.T) {
+	prompt := []policy.Message{{Role: policy.RoleUser, Content: "You are an AI assistant...\n\nTask Description:\n" +
+		"Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`." +
+		"\n\nCurrent terminal state:\nroot@sandbox:/app# "}}
+	for _, tc := range []struct {
+		name   string
+		reward float64
+		moves  bool
+	}{{"all passed", 1, false}, {"all failed", 0, true}} {
+		p := builtin.New(1)
+		var ss []Sample
+		for i, session := range []string{"a", "b", "c", "d"} {
+			c, err := p.Complete(context.Background(), policy.Request{Messages: prompt, Sampling: policy.Sampling{Temperature: 1}, SessionID: session})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &agent.Trajectory{Messages: append(append([]policy.Message{}, prompt...), policy.Message{Role: policy.RoleAssistant, Content: c.Content}),
+				Turns: []agent.Turn{{Completion: c}}}
+			ss = append(ss, Sample{Task: "t", Index: i, Attempt: agent.Attempt{Trajectory: tr}, Included: true, Reward: tc.reward})
+		}
+		entropy := func() float64 {
+			var h float64
+			for _, s := range ss {
+				x, err := p.Entropy(prompt, s.Attempt.Trajectory.Turns[0].Completion.TokenIDs, 1, nil, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h += x
+			}
+			return h
+		}
+		before := entropy()
+		if _, err := (&Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: 0.5, EntropyFailedOnly: true}).Update(context.Background(), 1, ss); err != nil {
+			t.Fatal(err)
+		}
+		after := entropy()
+		if moved := after != before; moved != tc.moves {
+			t.Errorf("%s: entropy %g → %g, want moved=%v", tc.name, before, after, tc.moves)
+		}
+		if tc.moves && after <= before {
+			t.Errorf("%s: entropy fell %g → %g", tc.name, before, after)
+		}
+	}
+}

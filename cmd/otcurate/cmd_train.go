@@ -24,7 +24,7 @@ type trainOptions struct {
 	rollouts, lrDecaySteps        int
 	skipSolved                    int
 	lr, clip, gradClip, entropy   float64
-	optimizer                     string
+	optimizer, entropyGroups      string
 	resume                        bool
 	learnerDir                    string
 	learnerTimeout                time.Duration
@@ -77,6 +77,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.Float64Var(&o.clip, "clip", 0.2, "PPO clip ε")
 	f.Float64Var(&o.gradClip, "grad-clip", 0, "max gradient norm (0 = none)")
 	f.Float64Var(&o.entropy, "entropy-coef", 0, "built-in policy: entropy bonus β (keeps a confident policy sampling alternatives; 0 = none)")
+	f.StringVar(&o.entropyGroups, "entropy-groups", "all", "built-in policy: which groups' turns the entropy bonus acts on: all, or failed (groups where no attempt passed)")
 	f.StringVar(&o.optimizer, "optimizer", "sgd", "built-in policy: sgd (lr·gradient) or adagrad (each weight's step scaled by its gradient history; use an lr near 0.5)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
 	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
@@ -100,12 +101,16 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	var learner train.Learner
 	switch bp := p.(type) {
 	case *builtin.Policy:
+		if o.entropyGroups != "all" && o.entropyGroups != "failed" {
+			return usageErr(fmt.Errorf("--entropy-groups must be all or failed, not %q", o.entropyGroups))
+		}
 		if o.optimizer != "sgd" && o.optimizer != "adagrad" {
 			return usageErr(fmt.Errorf("--optimizer must be sgd or adagrad, not %q", o.optimizer))
 		}
 		learner = &train.Builtin{Policy: bp, LR: o.lr, Clip: o.clip, Epochs: o.epochs, Temperature: o.pol.temperature,
 			GradClip: o.gradClip, AdaGrad: o.optimizer == "adagrad", EntropyCoef: o.entropy,
-			DecaySteps: o.lrDecaySteps, TotalSteps: o.steps}
+			EntropyFailedOnly: o.entropyGroups == "failed",
+			DecaySteps:        o.lrDecaySteps, TotalSteps: o.steps}
 	case *openai.Client:
 		dir := o.learnerDir
 		if dir == "" {
@@ -139,6 +144,9 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 		filepath.Base(o.data), id, o.groupSize, o.batchTasks, o.pol.seed, o.lr, o.clip, o.epochs, o.pol.temperature, o.pol.maxTurns, o.minGroup)
 	if o.lrDecaySteps > 0 { // the schedule depends on the run's length: a resume must keep both
 		fp += fmt.Sprintf(" lr_decay=%d/%d", o.lrDecaySteps, o.steps)
+	}
+	if o.entropy != 0 {
+		fp += fmt.Sprintf(" entropy=%g/%s", o.entropy, o.entropyGroups)
 	}
 	if o.skipSolved > 0 {
 		fp += fmt.Sprintf(" skip_solved=%d", o.skipSolved)
