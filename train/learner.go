@@ -67,6 +67,12 @@ type Builtin struct {
 	// EntropyFailedOnly restricts the bonus to groups with no passing
 	// attempt.
 	EntropyFailedOnly bool
+	// EntropyFloor > 0 applies the bonus only to decisions whose entropy
+	// is below EntropyFloor × its maximum (builtin.Policy.EntropyBelow):
+	// without it a bonus on failed groups can feed itself (a flatter
+	// policy fails more, so more groups get the bonus) until the policy
+	// is uniform.
+	EntropyFloor float64
 	// DecaySteps > 0 decays the learning rate linearly over the last
 	// DecaySteps of TotalSteps (a warmup-free warmup-stable-decay
 	// schedule): step TotalSteps−DecaySteps+i runs at
@@ -185,8 +191,12 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 			}
 		}
 		var ent float64
+		floor := math.Inf(1)
+		if b.EntropyFloor > 0 {
+			floor = b.EntropyFloor
+		}
 		for _, a := range all {
-			h, err := b.Policy.Entropy(a.prefix, a.tokens, b.Temperature, grad, b.EntropyCoef/float64(included))
+			h, err := b.Policy.EntropyBelow(a.prefix, a.tokens, b.Temperature, floor, grad, b.EntropyCoef/float64(included))
 			if err != nil {
 				return st, err
 			}

@@ -18,17 +18,17 @@ import (
 )
 
 type trainOptions struct {
-	data, eval, runDir, dockerURL string
-	groupSize, batchTasks, steps  int
-	minGroup, evalEvery, epochs   int
-	rollouts, lrDecaySteps        int
-	skipSolved                    int
-	lr, clip, gradClip, entropy   float64
-	optimizer, entropyGroups      string
-	resume                        bool
-	learnerDir                    string
-	learnerTimeout                time.Duration
-	pol                           policyOptions
+	data, eval, runDir, dockerURL             string
+	groupSize, batchTasks, steps              int
+	minGroup, evalEvery, epochs               int
+	rollouts, lrDecaySteps                    int
+	skipSolved                                int
+	lr, clip, gradClip, entropy, entropyFloor float64
+	optimizer, entropyGroups                  string
+	resume                                    bool
+	learnerDir                                string
+	learnerTimeout                            time.Duration
+	pol                                       policyOptions
 }
 
 func newTrainCmd(g *globals) *cobra.Command {
@@ -77,6 +77,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.Float64Var(&o.clip, "clip", 0.2, "PPO clip ε")
 	f.Float64Var(&o.gradClip, "grad-clip", 0, "max gradient norm (0 = none)")
 	f.Float64Var(&o.entropy, "entropy-coef", 0, "built-in policy: entropy bonus β (keeps a confident policy sampling alternatives; 0 = none)")
+	f.Float64Var(&o.entropyFloor, "entropy-floor", 0, "built-in policy: the bonus acts only on decisions whose entropy is below this share of its maximum, 0-1 (0 = every decision)")
 	f.StringVar(&o.entropyGroups, "entropy-groups", "all", "built-in policy: which groups' turns the entropy bonus acts on: all, or failed (groups where no attempt passed)")
 	f.StringVar(&o.optimizer, "optimizer", "sgd", "built-in policy: sgd (lr·gradient) or adagrad (each weight's step scaled by its gradient history; use an lr near 0.5)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
@@ -101,6 +102,9 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	var learner train.Learner
 	switch bp := p.(type) {
 	case *builtin.Policy:
+		if o.entropyFloor < 0 || o.entropyFloor > 1 {
+			return usageErr(fmt.Errorf("--entropy-floor must be between 0 and 1, not %g", o.entropyFloor))
+		}
 		if o.entropyGroups != "all" && o.entropyGroups != "failed" {
 			return usageErr(fmt.Errorf("--entropy-groups must be all or failed, not %q", o.entropyGroups))
 		}
@@ -109,8 +113,8 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 		}
 		learner = &train.Builtin{Policy: bp, LR: o.lr, Clip: o.clip, Epochs: o.epochs, Temperature: o.pol.temperature,
 			GradClip: o.gradClip, AdaGrad: o.optimizer == "adagrad", EntropyCoef: o.entropy,
-			EntropyFailedOnly: o.entropyGroups == "failed",
-			DecaySteps:        o.lrDecaySteps, TotalSteps: o.steps}
+			EntropyFailedOnly: o.entropyGroups == "failed", EntropyFloor: o.entropyFloor,
+			DecaySteps: o.lrDecaySteps, TotalSteps: o.steps}
 	case *openai.Client:
 		dir := o.learnerDir
 		if dir == "" {
@@ -146,7 +150,7 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 		fp += fmt.Sprintf(" lr_decay=%d/%d", o.lrDecaySteps, o.steps)
 	}
 	if o.entropy != 0 {
-		fp += fmt.Sprintf(" entropy=%g/%s", o.entropy, o.entropyGroups)
+		fp += fmt.Sprintf(" entropy=%g/%s/%g", o.entropy, o.entropyGroups, o.entropyFloor)
 	}
 	if o.skipSolved > 0 {
 		fp += fmt.Sprintf(" skip_solved=%d", o.skipSolved)

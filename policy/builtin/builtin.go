@@ -216,6 +216,15 @@ func (p *Policy) LogProb(msgs []policy.Message, tokens []int, T float64, grad Gr
 // of that entropy to grad. An entropy bonus in the loss keeps a policy that
 // has become sure of a wrong choice sampling the alternatives.
 func (p *Policy) Entropy(msgs []policy.Message, tokens []int, T float64, grad Grad, scale float64) (float64, error) {
+	return p.EntropyBelow(msgs, tokens, T, math.Inf(1), grad, scale)
+}
+
+// EntropyBelow is Entropy with a floor: only the decisions whose entropy is
+// below floor × its maximum (the log of its number of options) add to
+// grad, so a bonus built on it raises entropy where the policy is sure and
+// stops there instead of flattening every choice. The returned entropy
+// counts every decision.
+func (p *Policy) EntropyBelow(msgs []policy.Message, tokens []int, T, floor float64, grad Grad, scale float64) (float64, error) {
 	var total float64
 	err := p.replay(msgs, tokens, T, func(d *decision, lp []float64, _ int) {
 		var h float64
@@ -223,7 +232,7 @@ func (p *Policy) Entropy(msgs []policy.Message, tokens []int, T float64, grad Gr
 			h -= math.Exp(l) * l
 		}
 		total += h
-		if grad == nil {
+		if grad == nil || !(h < floor*math.Log(float64(len(lp)))) {
 			return
 		}
 		// ∂H/∂s_i = −p_i (log p_i + H) / T for scores s_i.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -230,5 +231,67 @@ func TestEntropyGradient(t *testing.T) {
 	p.Update(grad, 0.05)
 	if h1, _ := p.Entropy(msgs, a.TokenIDs, T, nil, 0); h1 <= h0 {
 		t.Errorf("entropy %g after a step along its gradient, %g before", h1, h0)
+	}
+}
+
+// TestEntropyBelowFloor: decisions at or above the floor (a share of their
+// maximum entropy) add nothing to the gradient; below it they add what
+// Entropy adds.
+func TestEntropyBelowFloor(t *testing.T) {
+	p := New(3)
+	msgs := firstPrompt("Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`.")
+	a, err := p.Complete(context.Background(), policy.Request{Messages: msgs, Sampling: policy.Sampling{Temperature: 1}, SessionID: "e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const T = 1
+	var shares []float64 // each decision's entropy over its maximum
+	if err := p.replay(msgs, a.TokenIDs, T, func(d *decision, lp []float64, _ int) {
+		var h float64
+		for _, l := range lp {
+			h -= math.Exp(l) * l
+		}
+		if len(lp) > 1 {
+			shares = append(shares, h/math.Log(float64(len(lp))))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Float64s(shares)
+	if len(shares) < 2 || shares[0] == shares[len(shares)-1] {
+		t.Fatalf("need decisions of different entropy shares, got %v", shares)
+	}
+	full := Grad{}
+	hFull, _ := p.Entropy(msgs, a.TokenIDs, T, full, 1)
+	for _, tc := range []struct {
+		name  string
+		floor float64
+		want  string // none, some, all
+	}{
+		{"floor 0", 0, "none"},
+		{"between", (shares[0] + shares[len(shares)-1]) / 2, "some"},
+		{"above every decision", 1.01, "all"},
+	} {
+		g := Grad{}
+		h, err := p.EntropyBelow(msgs, a.TokenIDs, T, tc.floor, g, 1)
+		if err != nil || h != hFull {
+			t.Fatalf("%s: entropy %g, want %g (%v)", tc.name, h, hFull, err)
+		}
+		same := len(g) == len(full)
+		for k, v := range g {
+			if math.Abs(full[k]-v) > 1e-12 {
+				same = false
+			}
+		}
+		got := "some"
+		switch {
+		case len(g) == 0:
+			got = "none"
+		case same:
+			got = "all"
+		}
+		if got != tc.want {
+			t.Errorf("%s: gradient has %s of Entropy's, want %s", tc.name, got, tc.want)
+		}
 	}
 }
