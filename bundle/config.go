@@ -105,9 +105,12 @@ func (p *configParser) defaulted(key string) { p.cfg.Defaulted = append(p.cfg.De
 // ParseConfig parses task.toml content. Any problem is a *Defect with reason
 // invalid_task_toml listing every problem found.
 func ParseConfig(data []byte) (*Config, error) {
-	var raw map[string]any
-	if err := toml.Unmarshal(data, &raw); err != nil {
-		return nil, &Defect{Reason: ReasonInvalidTaskToml, Detail: "task.toml: " + oneLine(err.Error()), Err: err}
+	raw, simple := decodeSimpleTOML(data)
+	if !simple {
+		raw = nil
+		if err := toml.Unmarshal(data, &raw); err != nil {
+			return nil, &Defect{Reason: ReasonInvalidTaskToml, Detail: "task.toml: " + oneLine(err.Error()), Err: err}
+		}
 	}
 	p := &configParser{cfg: &Config{Metadata: map[string]any{}}}
 	p.parse(raw)
