@@ -6,17 +6,12 @@ import "syscall"
 // untouched pages of a mapping cost nothing.
 const arenaChunk = retainBlobBytes
 
-// madvHugepage is MADV_HUGEPAGE: the kernel backs the mapping with 2 MB
-// pages when transparent huge pages are enabled for madvised memory.
-const madvHugepage = 14
-
-// mapArena maps n bytes of anonymous memory, asking for huge pages, and
-// falls back to the Go heap when mapping fails.
+// mapArena maps n bytes of anonymous memory (NORESERVE: pages are only
+// backed once written) and falls back to the Go heap when mapping fails.
 func mapArena(n int64) ([]byte, func() error) {
 	mem, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE|syscall.MAP_NORESERVE)
 	if err != nil {
 		return make([]byte, 0, n), func() error { return nil }
 	}
-	_ = syscall.Madvise(mem, madvHugepage) // best effort: without it, 4 KB pages
 	return mem, func() error { return syscall.Munmap(mem) }
 }
