@@ -12,6 +12,8 @@ STEPS=${STEPS:-24}
 EPOCHS=${EPOCHS:-2}
 OPTIMIZER=${OPTIMIZER:-sgd}
 ENTROPY=${ENTROPY:-0}
+ENTROPY_GROUPS=${ENTROPY_GROUPS:-all}
+ENTROPY_FLOOR=${ENTROPY_FLOOR:-0}
 DECAY=${DECAY:-6}
 SKIP_SOLVED=${SKIP_SOLVED:-1}
 BALANCED=${BALANCED:-1}
@@ -31,9 +33,9 @@ for arm in "lr=$LR:$LR" "control:0"; do
 	name=${arm%%:*} lr=${arm##*:}
 	dir="$OUT/run-${name//=/}"
 	rm -rf "$dir"
-	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), entropy bonus $ENTROPY, lr decay over the last $DECAY steps, skip-solved $SKIP_SOLVED, $EPOCHS PPO epochs, seed $SEED =="
+	echo "== arm $name: $STEPS steps, K=$K, B=$B, lr $lr ($OPTIMIZER), entropy bonus $ENTROPY ($ENTROPY_GROUPS groups, floor $ENTROPY_FLOOR), lr decay over the last $DECAY steps, skip-solved $SKIP_SOLVED, $EPOCHS PPO epochs, seed $SEED =="
 	bin/otcurate train --data "$OUT/train.parquet" --eval "$OUT/heldout.parquet" --run-dir "$dir" \
-		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --entropy-coef "$ENTROPY" --lr-decay-steps "$DECAY" --skip-solved "$SKIP_SOLVED" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
+		--group-size "$K" --batch-tasks "$B" --steps "$STEPS" --lr "$lr" --optimizer "$OPTIMIZER" --entropy-coef "$ENTROPY" --entropy-groups "$ENTROPY_GROUPS" --entropy-floor "$ENTROPY_FLOOR" --lr-decay-steps "$DECAY" --skip-solved "$SKIP_SOLVED" --ppo-epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$SEED" --log-level warn >/dev/null
 done
 python3 - "$OUT" "$LR" <<'PY'
 import json, sys, glob, os
