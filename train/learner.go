@@ -26,7 +26,7 @@ type Learner interface {
 // UpdateStats describe an update.
 type UpdateStats struct {
 	LogprobGap float64 // mean |behaviour − recomputed| log-probability per action, before the update
-	Entropy    float64 // mean entropy per action of the batch's choices, before the update
+	Entropy    float64 // mean entropy per turn of the turns the bonus acts on, before the update
 	GradNorm   float64
 	Clipped    int
 	VersionLag int
@@ -129,8 +129,8 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 	if epochs <= 0 {
 		epochs = 1
 	}
-	var acts, all []action  // all: every included turn, for the entropy bonus
-	var passed map[int]bool // groups with a passing attempt (EntropyFailedOnly)
+	var acts, bonus []action // bonus: the turns the entropy bonus acts on
+	var passed map[int]bool  // groups with a passing attempt (EntropyFailedOnly)
 	if b.EntropyCoef != 0 && b.EntropyFailedOnly {
 		passed = map[int]bool{}
 		for _, s := range samples {
@@ -157,14 +157,14 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 			a := action{prefix: tr.Messages[:at], tokens: turn.Completion.TokenIDs, behaviour: lp, adv: s.Advantage}
 			included++
 			if b.EntropyCoef != 0 && !passed[s.Group] {
-				all = append(all, a)
+				bonus = append(bonus, a)
 			}
 			if s.Advantage != 0 {
 				acts = append(acts, a)
 			}
 		}
 	}
-	if len(acts) == 0 && len(all) == 0 {
+	if len(acts) == 0 && len(bonus) == 0 {
 		b.Policy.Update(nil, 0) // a new version all the same: steps and versions stay aligned
 		return st, nil
 	}
@@ -195,7 +195,7 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 		if b.EntropyFloor > 0 {
 			floor = b.EntropyFloor
 		}
-		for _, a := range all {
+		for _, a := range bonus {
 			h, err := b.Policy.EntropyBelow(a.prefix, a.tokens, b.Temperature, floor, grad, b.EntropyCoef/float64(included))
 			if err != nil {
 				return st, err
@@ -206,8 +206,8 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 			if n > 0 {
 				st.LogprobGap = gap / n
 			}
-			if len(all) > 0 {
-				st.Entropy = ent / float64(len(all))
+			if len(bonus) > 0 {
+				st.Entropy = ent / float64(len(bonus))
 			}
 		}
 		norm := gradNorm(grad)
