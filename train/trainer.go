@@ -80,7 +80,7 @@ type Metrics struct {
 	Tokens            int     `json:"tokens"`
 	MeanAbsAdvantage  float64 `json:"mean_abs_advantage"`
 	LogprobGap        float64 `json:"logprob_gap"`       // mean |behaviour − learner| log-probability per action
-	Entropy           float64 `json:"entropy,omitempty"` // mean entropy per turn of the batch's choices (built-in policy with an entropy bonus)
+	Entropy           float64 `json:"entropy,omitempty"` // mean entropy per turn of the turns the entropy bonus acts on (built-in policy with a bonus)
 	GradNorm          float64 `json:"grad_norm"`
 	LR                float64 `json:"lr,omitempty"` // the learning rate this step applied (built-in policy)
 	Clipped           int     `json:"clipped"`      // actions whose PPO ratio was clipped
