@@ -107,7 +107,6 @@ func (p *configParser) defaulted(key string) { p.cfg.Defaulted = append(p.cfg.De
 func ParseConfig(data []byte) (*Config, error) {
 	raw, simple := decodeSimpleTOML(data)
 	if !simple {
-		raw = nil
 		if err := toml.Unmarshal(data, &raw); err != nil {
 			return nil, &Defect{Reason: ReasonInvalidTaskToml, Detail: "task.toml: " + oneLine(err.Error()), Err: err}
 		}

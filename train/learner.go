@@ -169,6 +169,10 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 		return st, nil
 	}
 	n := float64(len(acts))
+	floor := math.Inf(1) // the bonus's decisions: all, or those below EntropyFloor
+	if b.EntropyFloor > 0 {
+		floor = b.EntropyFloor
+	}
 	for e := 0; e < epochs; e++ {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -191,10 +195,6 @@ func (b *Builtin) Update(ctx context.Context, step int, samples []Sample) (Updat
 			}
 		}
 		var ent float64
-		floor := math.Inf(1)
-		if b.EntropyFloor > 0 {
-			floor = b.EntropyFloor
-		}
 		for _, a := range bonus {
 			h, err := b.Policy.EntropyBelow(a.prefix, a.tokens, b.Temperature, floor, grad, b.EntropyCoef/float64(included))
 			if err != nil {

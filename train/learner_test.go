@@ -10,46 +10,56 @@ import (
 	"github.com/otcurate/otcurate/policy/builtin"
 )
 
+// warnPrompt is a first turn of a shell task the built-in policy has
+// templates for.
+var warnPrompt = []policy.Message{{Role: policy.RoleUser, Content: "You are an AI assistant...\n\nTask Description:\n" +
+	"Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`." +
+	"\n\nCurrent terminal state:\nroot@sandbox:/app# "}}
+
+// sampledGroup is one group of four one-turn attempts at warnPrompt,
+// sampled from p at temperature 1, each included with reward.
+func sampledGroup(t *testing.T, p *builtin.Policy, reward float64) []Sample {
+	t.Helper()
+	var out []Sample
+	for i, session := range []string{"a", "b", "c", "d"} {
+		c, err := p.Complete(context.Background(), policy.Request{Messages: warnPrompt, Sampling: policy.Sampling{Temperature: 1}, SessionID: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &agent.Trajectory{Messages: append(append([]policy.Message{}, warnPrompt...), policy.Message{Role: policy.RoleAssistant, Content: c.Content}),
+			Turns: []agent.Turn{{Completion: c}}}
+		out = append(out, Sample{Task: "t", Index: i, Attempt: agent.Attempt{Trajectory: tr}, Included: true, Reward: reward})
+	}
+	return out
+}
+
+// groupEntropy sums the entropy of the samples' choices under p.
+func groupEntropy(t *testing.T, p *builtin.Policy, ss []Sample) float64 {
+	t.Helper()
+	var h float64
+	for _, s := range ss {
+		x, err := p.Entropy(warnPrompt, s.Attempt.Trajectory.Turns[0].Completion.TokenIDs, 1, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h += x
+	}
+	return h
+}
+
 // TestEntropyBonusMovesZeroVarianceGroups: a batch whose every sample has
 // advantage 0 (a group that always fails) leaves the policy alone without
 // the bonus and raises the entropy of its choices with it.
 func TestEntropyBonusMovesZeroVarianceGroups(t *testing.T) {
-	prompt := []policy.Message{{Role: policy.RoleUser, Content: "You are an AI assistant...\n\nTask Description:\n" +
-		"Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`." +
-		"\n\nCurrent terminal state:\nroot@sandbox:/app# "}}
-	samples := func(p *builtin.Policy) []Sample {
-		var out []Sample
-		for i, session := range []string{"a", "b", "c", "d"} {
-			c, err := p.Complete(context.Background(), policy.Request{Messages: prompt, Sampling: policy.Sampling{Temperature: 1}, SessionID: session})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := &agent.Trajectory{Messages: append(append([]policy.Message{}, prompt...), policy.Message{Role: policy.RoleAssistant, Content: c.Content}),
-				Turns: []agent.Turn{{Completion: c}}}
-			out = append(out, Sample{Task: "t", Index: i, Attempt: agent.Attempt{Trajectory: tr}, Included: true})
-		}
-		return out
-	}
-	entropy := func(p *builtin.Policy, ss []Sample) float64 {
-		var h float64
-		for _, s := range ss {
-			x, err := p.Entropy(prompt, s.Attempt.Trajectory.Turns[0].Completion.TokenIDs, 1, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h += x
-		}
-		return h
-	}
 	for _, beta := range []float64{0, 0.5} {
 		p := builtin.New(1)
-		ss := samples(p)
-		before := entropy(p, ss)
+		ss := sampledGroup(t, p, 0)
+		before := groupEntropy(t, p, ss)
 		st, err := (&Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: beta}).Update(context.Background(), 1, ss)
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := entropy(p, ss)
+		after := groupEntropy(t, p, ss)
 		switch {
 		case beta == 0 && after != before:
 			t.Errorf("no bonus: entropy moved %g → %g on zero-advantage samples", before, after)
@@ -83,41 +93,18 @@ func TestLRAtSchedule(t *testing.T) {
 // a group whose attempts all passed alone (advantage 0 everywhere: the
 // policy must not move) and raises the entropy of a group that all failed.
 func TestEntropyBonusFailedGroupsOnly(t *testing.T) {
-	prompt := []policy.Message{{Role: policy.RoleUser, Content: "You are an AI assistant...\n\nTask Description:\n" +
-		"Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`." +
-		"\n\nCurrent terminal state:\nroot@sandbox:/app# "}}
 	for _, tc := range []struct {
 		name   string
 		reward float64
 		moves  bool
 	}{{"all passed", 1, false}, {"all failed", 0, true}} {
 		p := builtin.New(1)
-		var ss []Sample
-		for i, session := range []string{"a", "b", "c", "d"} {
-			c, err := p.Complete(context.Background(), policy.Request{Messages: prompt, Sampling: policy.Sampling{Temperature: 1}, SessionID: session})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := &agent.Trajectory{Messages: append(append([]policy.Message{}, prompt...), policy.Message{Role: policy.RoleAssistant, Content: c.Content}),
-				Turns: []agent.Turn{{Completion: c}}}
-			ss = append(ss, Sample{Task: "t", Index: i, Attempt: agent.Attempt{Trajectory: tr}, Included: true, Reward: tc.reward})
-		}
-		entropy := func() float64 {
-			var h float64
-			for _, s := range ss {
-				x, err := p.Entropy(prompt, s.Attempt.Trajectory.Turns[0].Completion.TokenIDs, 1, nil, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				h += x
-			}
-			return h
-		}
-		before := entropy()
+		ss := sampledGroup(t, p, tc.reward)
+		before := groupEntropy(t, p, ss)
 		if _, err := (&Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: 0.5, EntropyFailedOnly: true}).Update(context.Background(), 1, ss); err != nil {
 			t.Fatal(err)
 		}
-		after := entropy()
+		after := groupEntropy(t, p, ss)
 		if moved := after != before; moved != tc.moves {
 			t.Errorf("%s: entropy %g → %g, want moved=%v", tc.name, before, after, tc.moves)
 		}

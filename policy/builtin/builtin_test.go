@@ -200,16 +200,24 @@ func TestUpdateAdaGrad(t *testing.T) {
 	}
 }
 
-// TestEntropyGradient checks Entropy's gradient against finite differences
-// at a temperature other than 1, and that a step along it raises the
-// entropy of the replayed choices.
-func TestEntropyGradient(t *testing.T) {
-	p := New(3)
+// sampledWarnTurn samples p's first turn on a shell task it has templates
+// for, at temperature 1.
+func sampledWarnTurn(t *testing.T, p *Policy) ([]policy.Message, policy.Completion) {
+	t.Helper()
 	msgs := firstPrompt("Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`.")
 	a, err := p.Complete(context.Background(), policy.Request{Messages: msgs, Sampling: policy.Sampling{Temperature: 1}, SessionID: "e"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return msgs, a
+}
+
+// TestEntropyGradient checks Entropy's gradient against finite differences
+// at a temperature other than 1, and that a step along it raises the
+// entropy of the replayed choices.
+func TestEntropyGradient(t *testing.T) {
+	p := New(3)
+	msgs, a := sampledWarnTurn(t, p)
 	const T = 0.7
 	grad := Grad{}
 	h0, err := p.Entropy(msgs, a.TokenIDs, T, grad, 1)
@@ -239,11 +247,7 @@ func TestEntropyGradient(t *testing.T) {
 // Entropy adds.
 func TestEntropyBelowFloor(t *testing.T) {
 	p := New(3)
-	msgs := firstPrompt("Count the lines of `/app/data/app.log` that contain `warn` in any letter case and write the count to `/output/result.txt`.")
-	a, err := p.Complete(context.Background(), policy.Request{Messages: msgs, Sampling: policy.Sampling{Temperature: 1}, SessionID: "e"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	msgs, a := sampledWarnTurn(t, p)
 	const T = 1
 	var shares []float64 // each decision's entropy over its maximum
 	if err := p.replay(msgs, a.TokenIDs, T, func(d *decision, lp []float64, _ int) {
