@@ -13,8 +13,18 @@ all: build
 setup:
 	@scripts/setup.sh
 
+# A static binary either way. With libdeflate's header and static library
+# (Debian's libdeflate-dev; `make setup` installs it) the bundle decoder
+# inflates whole blobs through it, about twice the Go inflater's rate;
+# without them the build falls back to pure Go (-tags purego) and says so.
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/otcurate
+	@if printf '\043include <libdeflate.h>\n' | $${CC:-cc} -E -x c - >/dev/null 2>&1; then \
+		echo "$(GO) build (cgo, libdeflate, static) -o $(BIN)"; \
+		CGO_ENABLED=1 $(GO) build -tags netgo,osusergo -ldflags '-linkmode external -extldflags "-static"' -o $(BIN) ./cmd/otcurate; \
+	else \
+		echo "build: libdeflate-dev not found: pure-Go inflater (validation about 20% slower; make setup installs it)" >&2; \
+		CGO_ENABLED=0 $(GO) build -tags purego -o $(BIN) ./cmd/otcurate; \
+	fi
 
 vet:
 	$(GO) vet ./...
@@ -30,6 +40,7 @@ fmt:
 # Two extra engines (scripts/fleet.sh) serve the fleet backend's tests, and
 # an sshd in front of the main engine its ssh:// test.
 test: setup vet
+	$(GO) test -tags purego -count=1 ./bundle/
 	@fleet=$$(scripts/fleet.sh up 2) && eval "$$(scripts/fleet.sh ssh)" && \
 	OTCURATE_REQUIRE_DOCKER=1 OTCURATE_FLEET=$$fleet $(GO) test -p 1 -count=1 -timeout 40m ./...; \
 	status=$$?; scripts/fleet.sh down; exit $$status

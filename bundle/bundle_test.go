@@ -142,6 +142,9 @@ func TestBadInput(t *testing.T) {
 		{"truncated gzip", valid[:len(valid)/2], Limits{}, ReasonTruncatedGzip},
 		{"truncated gzip header", valid[:5], Limits{}, ReasonTruncatedGzip},
 		{"corrupt gzip", corrupt, Limits{}, ReasonCorruptGzip},
+		{"gzip header crc", gzipVariants(t, valid)["bad header crc"], Limits{}, ReasonCorruptGzip},
+		{"second gzip member truncated", gzipVariants(t, valid)["second member broken"], Limits{}, ReasonTruncatedGzip},
+		{"gzip size mismatch", gzipVariants(t, valid)["isize off by one"], Limits{}, ReasonCorruptGzip},
 		{"not tar", gz(t, bytes.Repeat([]byte("not a tar archive "), 100)), Limits{}, ReasonNotTar},
 		{"absolute member", rawTarGz(t, with(validMembers(), member{name: "/etc/cron.d/x", data: "x"})...), Limits{}, ReasonUnsafeMemberPath},
 		{"dotdot member", rawTarGz(t, with(validMembers(), member{name: "tests/../../evil", data: "x"})...), Limits{}, ReasonUnsafeMemberPath},
@@ -166,21 +169,90 @@ func TestBadInput(t *testing.T) {
 		{"invalid toml types", rawTarGz(t, replace(validMembers(), "task.toml", "[verifier]\ntimeout_sec = \"ten\"\n")...), Limits{}, ReasonInvalidTaskToml},
 		{"multi-step", rawTarGz(t, replace(validMembers(), "task.toml", "[[steps]]\nname = \"a\"\n")...), Limits{}, ReasonUnsupportedTaskKind},
 	}
+	// Each case through both inflaters: the one-call path (where the build
+	// has it) must never change a verdict or its wording.
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := Scan(tc.blob, tc.lim, DefaultRetain())
-			if err == nil {
-				_, err = Validate(b)
+		for _, whole := range []bool{true, false} {
+			t.Run(tc.name+map[bool]string{true: "/whole", false: "/streaming"}[whole], func(t *testing.T) {
+				b, err := scan(tc.blob, tc.lim, DefaultRetain(), whole)
+				if err == nil {
+					_, err = Validate(b)
+				}
+				d, ok := AsDefect(err)
+				if !ok {
+					t.Fatalf("got %v, want a defect with reason %s", err, tc.reason)
+				}
+				if d.Reason != tc.reason {
+					t.Fatalf("reason = %s (%s), want %s", d.Reason, d.Detail, tc.reason)
+				}
+				if d.Detail == "" {
+					t.Errorf("defect %s has no detail", d.Reason)
+				}
+				if whole {
+					_, serr := scan(tc.blob, tc.lim, DefaultRetain(), false)
+					if serr == nil {
+						_, serr = Validate(b)
+					}
+					if sd, _ := AsDefect(serr); sd == nil || sd.Detail != d.Detail {
+						t.Errorf("whole-blob detail %q, streaming %v", d.Detail, serr)
+					}
+				}
+			})
+		}
+	}
+}
+
+// gzipVariants returns valid re-encodings of a gzip blob's content and
+// defective ones the one-call inflater must hand back to the streaming
+// one: a header CRC, a second member, trailing bytes, a wrong ISIZE.
+func gzipVariants(t testing.TB, valid []byte) map[string][]byte {
+	t.Helper()
+	content, err := io.ReadAll(mustGunzip(t, valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withName := func() []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		w.Name, w.Comment, w.Extra = "task.tar", "a comment", []byte("AB\x02\x00xy")
+		w.Write(content)
+		w.Close()
+		return buf.Bytes()
+	}()
+	fhcrc := bytes.Clone(valid) // FHCRC set, header CRC16 inserted after the 10-byte header
+	fhcrc[3] |= 0x02
+	fhcrc = append(append(fhcrc[:10:10], 0xde, 0xad), valid[10:]...)
+	half := len(content) / 2
+	twoMembers := append(gz(t, content[:half]), gz(t, content[half:])...)
+	badSize := bytes.Clone(valid)
+	badSize[len(badSize)-1] ^= 0x01 // ISIZE's top byte: claims 16 MB more
+	smallSize := bytes.Clone(valid)
+	smallSize[len(smallSize)-4] ^= 0x01 // ISIZE off by one
+	return map[string][]byte{
+		"name comment extra":   withName,
+		"bad header crc":       fhcrc,
+		"two members":          twoMembers,
+		"trailing garbage":     append(bytes.Clone(valid), "junk"...),
+		"trailing zeros":       append(bytes.Clone(valid), 0, 0, 0, 0),
+		"isize too large":      badSize,
+		"isize off by one":     smallSize,
+		"second member broken": append(bytes.Clone(valid), valid[:len(valid)/2]...),
+	}
+}
+
+// TestGzipVariantsAgree: blobs that are valid or broken at the gzip layer
+// get the same verdict, detail and content hash from both inflaters.
+func TestGzipVariantsAgree(t *testing.T) {
+	valid := rawTarGz(t, validMembers()...)
+	for name, blob := range gzipVariants(t, valid) {
+		t.Run(name, func(t *testing.T) {
+			wb, werr := scan(blob, Limits{}, DefaultRetain(), true)
+			sb, serr := scan(blob, Limits{}, DefaultRetain(), false)
+			if (werr == nil) != (serr == nil) || (werr != nil && werr.Error() != serr.Error()) {
+				t.Fatalf("whole: %v; streaming: %v", werr, serr)
 			}
-			d, ok := AsDefect(err)
-			if !ok {
-				t.Fatalf("got %v, want a defect with reason %s", err, tc.reason)
-			}
-			if d.Reason != tc.reason {
-				t.Fatalf("reason = %s (%s), want %s", d.Reason, d.Detail, tc.reason)
-			}
-			if d.Detail == "" {
-				t.Errorf("defect %s has no detail", d.Reason)
+			if werr == nil && wb.ContentHash != sb.ContentHash {
+				t.Fatalf("content hash whole %s, streaming %s", wb.ContentHash, sb.ContentHash)
 			}
 		})
 	}
@@ -196,7 +268,7 @@ func manyMembers(n int) []member {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-func mustGunzip(t *testing.T, b []byte) io.Reader {
+func mustGunzip(t testing.TB, b []byte) io.Reader {
 	r, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)

@@ -119,6 +119,7 @@ type walker struct {
 	members int
 	seen    map[string]Kind // every member and implied parent directory
 	links   map[string]bool // symlink names; nil until the first symlink
+	raw     bytes.Reader    // the inflated blob, when inflated whole
 }
 
 var walkers sync.Pool
@@ -134,6 +135,7 @@ func (w *walker) release() {
 	}
 	w.links = nil
 	w.counter, w.content = inflateCounter{}, contentReader{}
+	w.raw.Reset(nil)
 	walkers.Put(w)
 }
 
@@ -143,31 +145,49 @@ func (w *walker) release() {
 // is reused for the next file). Any violation stops the walk with a *Defect; an
 // error returned by fn stops it too and is returned as is.
 func Walk(r io.Reader, lim Limits, fn func(m Member, content io.Reader) error) error {
+	return walk(r, nil, lim, fn)
+}
+
+// walk is Walk; blob, when not nil, is the whole of r's content, which
+// lets a valid single-member blob be inflated in one call (inflateWhole)
+// rather than streamed.
+func walk(r io.Reader, blob []byte, lim Limits, fn func(m Member, content io.Reader) error) error {
 	if lim == (Limits{}) {
 		lim = DefaultLimits()
 	}
 	if err := checkMagic(&r); err != nil {
 		return err
 	}
-	gz, _ := gzipReaders.Get().(*gzip.Reader)
-	var err error
-	if gz == nil {
-		gz, err = gzip.NewReader(r)
-	} else {
-		err = gz.Reset(r)
-	}
-	if err != nil {
-		return classifyGzipOpen(err, r)
-	}
-	defer gzipReaders.Put(gz)
-
 	w, _ := walkers.Get().(*walker)
 	if w == nil {
 		w = &walker{seen: make(map[string]Kind)}
 	}
 	defer w.release()
+	var src io.Reader
+	if raw, buf, ok := inflateWhole(blob, lim.MaxTotalBytes); ok {
+		defer inflateBufs.Put(buf)
+		w.raw.Reset(raw)
+		src = &w.raw
+	} else {
+		gz, _ := gzipReaders.Get().(*gzip.Reader)
+		var err error
+		if gz == nil {
+			gz, err = gzip.NewReader(r)
+		} else {
+			err = gz.Reset(r)
+		}
+		if errors.Is(err, gzip.ErrHeader) {
+			// checkMagic saw the magic: the rest of the header is bad.
+			return &Defect{Reason: ReasonCorruptGzip, Detail: "invalid gzip header (method, flags or header CRC)", Err: err}
+		}
+		if err != nil {
+			return classifyGzipOpen(err, r)
+		}
+		defer gzipReaders.Put(gz)
+		src = gz
+	}
 	w.lim, w.members = lim, 0
-	w.counter = inflateCounter{r: gz, max: lim.MaxTotalBytes}
+	w.counter = inflateCounter{r: src, max: lim.MaxTotalBytes}
 	w.content = contentReader{w: w}
 	tr, _ := tarReaders.Get().(*tarReader)
 	if tr == nil {

@@ -86,6 +86,12 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // Scan decodes a blob with Walk, hashing every file and retaining small
 // contents. Defects are returned as *Defect.
 func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
+	return scan(blob, lim, keep, true)
+}
+
+// scan is Scan; whole=false forces the streaming inflater (for tests that
+// hold the two inflaters to the same results).
+func scan(blob []byte, lim Limits, keep RetainLimits, whole bool) (*Bundle, error) {
 	if len(blob) == 0 {
 		return nil, defectf(ReasonEmptyBlob, "task_binary is empty")
 	}
@@ -99,7 +105,11 @@ func Scan(blob []byte, lim Limits, keep RetainLimits) (*Bundle, error) {
 	defer hashers.Put(h)
 	bufp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bufp)
-	err := Walk(bytes.NewReader(blob), lim, func(m Member, content io.Reader) error {
+	wholeBlob := blob
+	if !whole {
+		wholeBlob = nil
+	}
+	err := walk(bytes.NewReader(blob), wholeBlob, lim, func(m Member, content io.Reader) error {
 		files = append(files, File{Member: m})
 		f := &files[len(files)-1]
 		switch m.Kind {
