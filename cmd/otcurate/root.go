@@ -79,7 +79,7 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 	pf.Int64Var(&g.maxBytes, "max-bundle-bytes", def.MaxTotalBytes, "limit on a bundle's inflated size (gzip bomb guard)")
 	pf.IntVar(&g.maxMembers, "max-members", def.MaxMembers, "limit on a bundle's member count")
 	pf.Int64Var(&g.maxFile, "max-file-bytes", def.MaxFileBytes, "limit on one file inside a bundle")
-	pf.StringVar(&g.memLimit, "memory-limit", "160MiB", "soft heap limit for the Go runtime (GOMEMLIMIT syntax; \"off\" disables; the GOMEMLIMIT variable wins)")
+	pf.StringVar(&g.memLimit, "memory-limit", "128MiB", "soft heap limit for the Go runtime (GOMEMLIMIT syntax; \"off\" disables; the GOMEMLIMIT variable wins)")
 	pf.StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile (for performance work)")
 	_ = pf.MarkHidden("cpuprofile")
 	pf.StringVar(&g.memProfile, "memprofile", "", "write an allocation profile at exit (for performance work)")
@@ -166,10 +166,21 @@ func (g *globals) stopProfile() {
 	}
 }
 
-// applyMemoryLimit sets a soft heap limit so peak RSS stays bounded with
-// large blobs (the GC works harder near the limit instead of letting the
-// heap double). An explicit GOMEMLIMIT in the environment takes precedence.
+// gcPercent is the GC target otcurate runs with unless GOGC is set. A
+// streaming run's live heap is small (8-30 MB on a 5K-20K validate pass), so
+// Go's default of 100 collected every few MB of allocation: 200 cut the
+// CPU of a 5K validate+dedup by 8% for 18 MB more peak RSS at 20K, and the
+// soft memory limit below still caps the heap.
+const gcPercent = 200
+
+// applyMemoryLimit sets the GC target (gcPercent) and a soft heap limit so
+// peak RSS stays bounded with large blobs (the GC works harder near the
+// limit instead of letting the heap double). GOGC and GOMEMLIMIT in the
+// environment take precedence.
 func (g *globals) applyMemoryLimit() error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	if os.Getenv("GOMEMLIMIT") != "" || g.memLimit == "off" {
 		return nil
 	}
@@ -184,7 +195,7 @@ func (g *globals) applyMemoryLimit() error {
 func parseBytes(s string) (int64, error) {
 	n, err := units.RAMInBytes(s)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid size %q (use e.g. 160MiB or 1GiB)", s)
+		return 0, fmt.Errorf("invalid size %q (use e.g. 128MiB or 1GiB)", s)
 	}
 	return n, nil
 }
