@@ -18,7 +18,7 @@ setup:
 # inflates whole blobs through it, about twice the Go inflater's rate;
 # without them the build falls back to pure Go (-tags purego) and says so.
 build:
-	@if printf '\043include <libdeflate.h>\n' | $${CC:-cc} -E -x c - >/dev/null 2>&1; then \
+	@if scripts/have-libdeflate.sh; then \
 		echo "$(GO) build (cgo, libdeflate, static) -o $(BIN)"; \
 		CGO_ENABLED=1 $(GO) build -tags netgo,osusergo -ldflags '-linkmode external -extldflags "-static"' -o $(BIN) ./cmd/otcurate; \
 	else \

@@ -176,12 +176,8 @@ func walk(r io.Reader, blob []byte, lim Limits, fn func(m Member, content io.Rea
 		} else {
 			err = gz.Reset(r)
 		}
-		if errors.Is(err, gzip.ErrHeader) {
-			// checkMagic saw the magic: the rest of the header is bad.
-			return &Defect{Reason: ReasonCorruptGzip, Detail: "invalid gzip header (method, flags or header CRC)", Err: err}
-		}
 		if err != nil {
-			return classifyGzipOpen(err, r)
+			return classifyGzipOpen(err)
 		}
 		defer gzipReaders.Put(gz)
 		src = gz
@@ -273,18 +269,14 @@ func (w *walker) classify(err error, what string) error {
 	}
 }
 
-func classifyGzipOpen(err error, r io.Reader) error {
+// classifyGzipOpen names a failure to read the gzip header of a blob that
+// checkMagic has passed (so it starts with the magic).
+func classifyGzipOpen(err error) error {
 	switch {
-	case err == io.EOF:
-		return &Defect{Reason: ReasonEmptyBlob, Detail: "empty blob", Err: err}
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return &Defect{Reason: ReasonTruncatedGzip, Detail: "gzip header is truncated", Err: err}
 	case errors.Is(err, gzip.ErrHeader):
-		detail := "blob is not gzip-compressed (bad magic)"
-		if b, ok := r.(*bytes.Reader); ok && looksLikeTar(b) {
-			detail = "blob is an uncompressed tar; the dataset format requires gzip"
-		}
-		return &Defect{Reason: ReasonNotGzip, Detail: detail, Err: err}
+		return &Defect{Reason: ReasonCorruptGzip, Detail: "invalid gzip header (method, flags or header CRC)", Err: err}
 	default:
 		return &Defect{Reason: ReasonNotGzip, Detail: err.Error(), Err: err}
 	}
@@ -325,7 +317,11 @@ func checkMagic(r *io.Reader) error {
 	case len(head) == 0:
 		return defectf(ReasonEmptyBlob, "empty blob")
 	case len(head) < 2 || head[0] != 0x1f || head[1] != 0x8b:
-		return classifyGzipOpen(gzip.ErrHeader, *r)
+		detail := "blob is not gzip-compressed (bad magic)"
+		if b, ok := (*r).(*bytes.Reader); ok && looksLikeTar(b) {
+			detail = "blob is an uncompressed tar; the dataset format requires gzip"
+		}
+		return &Defect{Reason: ReasonNotGzip, Detail: detail, Err: gzip.ErrHeader}
 	}
 	return nil
 }

@@ -39,11 +39,9 @@ var decompressors = sync.Pool{New: func() any {
 // libdeflate, which checks the member's CRC-32 and size. It returns the
 // inflated length and the compressed bytes consumed; ok is false on any
 // failure (corrupt data, or out too small), with no detail: the caller
-// then takes the streaming path, which classifies the defect.
+// then takes the streaming path, which classifies the defect. inflateWhole
+// is its one caller and hands it a non-empty blob and buffer.
 func inflateGzip(blob, out []byte) (n, used int, ok bool) {
-	if len(blob) == 0 || len(out) == 0 {
-		return 0, 0, false
-	}
 	d, _ := decompressors.Get().(*decompressor)
 	if d == nil {
 		return 0, 0, false

@@ -19,12 +19,14 @@ func TestInflateWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := gz(t, make([]byte, maxWholeInflate+1))
-	cases := []struct {
+	vs := gzipVariants(t, valid)
+	type inflateCase struct {
 		name string
 		blob []byte
 		max  int64
 		want bool // accepted, in a build that has the one-call inflater
-	}{
+	}
+	cases := []inflateCase{
 		{"valid", valid, 1 << 20, true},
 		{"valid at the limit", valid, int64(len(content)), true},
 		{"over the size limit", valid, int64(len(content)) - 1, false},
@@ -32,22 +34,11 @@ func TestInflateWhole(t *testing.T) {
 		{"truncated", valid[:len(valid)-1], 1 << 20, false},
 		{"too short", valid[:12], 1 << 20, false},
 		{"not gzip", []byte("plain text that is certainly not a gzip stream"), 1 << 20, false},
+		{"name comment extra", vs["name comment extra"], 1 << 20, true},
 	}
-	vs := gzipVariants(t, valid)
 	for _, name := range []string{"bad header crc", "two members", "trailing garbage", "trailing zeros", "isize too large", "isize off by one", "second member broken"} {
-		cases = append(cases, struct {
-			name string
-			blob []byte
-			max  int64
-			want bool
-		}{name, vs[name], 1 << 20, false})
+		cases = append(cases, inflateCase{name, vs[name], 1 << 20, false})
 	}
-	cases = append(cases, struct {
-		name string
-		blob []byte
-		max  int64
-		want bool
-	}{"name comment extra", vs["name comment extra"], 1 << 20, true})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, buf, ok := inflateWhole(tc.blob, tc.max)

@@ -22,8 +22,7 @@ log "$(go version)"
 # the bundle decoder its one-call inflater, about twice the Go inflater's
 # rate on task-sized bundles. Without it `make build` falls back to a
 # pure-Go binary, but `go test`/`go vet` need it (or -tags purego).
-has_libdeflate() { printf '\043include <libdeflate.h>\n' | "${CC:-cc}" -E -x c - >/dev/null 2>&1; }
-if ! has_libdeflate || ! command -v "${CC:-cc}" >/dev/null 2>&1; then
+if ! scripts/have-libdeflate.sh; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		log "installing libdeflate-dev and gcc (cgo inflater)"
 		export DEBIAN_FRONTEND=noninteractive
