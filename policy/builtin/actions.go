@@ -2,15 +2,16 @@ package builtin
 
 // Slot kinds: what a template's placeholder takes.
 const (
-	slotIn  = "IN"  // an input file path from the instruction
-	slotOut = "OUT" // an output file path from the instruction
-	slotDir = "DIR" // a directory path from the instruction
-	slotPat = "PAT" // a literal string from the instruction
-	slotOld = "OLD" // the string to replace
-	slotNew = "NEW" // its replacement
-	slotN   = "N"   // a number from the instruction
-	slotExt = "EXT" // a file extension from the instruction
-	slotCol = "COL" // a 1-based CSV column index found in the instruction
+	slotIn   = "IN"   // an input file path from the instruction
+	slotOut  = "OUT"  // an output file path from the instruction
+	slotDir  = "DIR"  // a directory path from the instruction
+	slotPat  = "PAT"  // a literal string from the instruction
+	slotOld  = "OLD"  // the string to replace
+	slotNew  = "NEW"  // its replacement
+	slotN    = "N"    // a number from the instruction
+	slotExt  = "EXT"  // a file extension from the instruction
+	slotExt2 = "EXT2" // a second file extension (the new one, when renaming)
+	slotCol  = "COL"  // a 1-based CSV column index found in the instruction
 )
 
 // template is a shell action with typed slots. Doc is what a man page
@@ -58,6 +59,13 @@ var solveTemplates = []template{
 	{"sed_replace_inplace", "sed -i 's/{OLD}/{NEW}/g' {IN}", []string{slotOld, slotNew, slotIn}, "replace every occurrence of a string in place, edit modify the file itself"},
 	{"tar_dir", "tar -czf {OUT} -C {DIR}/.. $(basename {DIR})", []string{slotDir, slotOut}, "create a gzip compressed tar archive of a directory"},
 	{"word_freq", "tr -s '[:space:]' '\\n' < {IN} | grep -v '^$' | sort | uniq -c | sort -k1,1nr -k2,2 | head -n {N} | awk '{print $2, $1}' > {OUT}", []string{slotN, slotIn, slotOut}, "most frequent words with their count"},
+	{"rename_ext", "cd {DIR} && for f in *.{EXT}; do mv -- \"$f\" \"${f%.{EXT}}.{EXT2}\"; done", []string{slotExt, slotExt2, slotDir}, "rename files changing their extension suffix to another one"},
+	{"rename_prefix", "cd {DIR} && for f in *.{EXT}; do mv -- \"$f\" \"{PAT}$f\"; done", []string{slotExt, slotPat, slotDir}, "rename files with an extension by adding a prefix before their name"},
+	{"tar_dir_exclude", "tar -czf {OUT} -C {DIR}/.. --exclude='*.{EXT}' $(basename {DIR})", []string{slotExt, slotDir, slotOut}, "create a gzip compressed tar archive of a directory excluding files with an extension"},
+	{"count_distinct_words", "tr -s '[:space:]' '\\n' < {IN} | grep -v '^$' | LC_ALL=C sort -u | wc -l > {OUT}", []string{slotIn, slotOut}, "count the number of distinct different words of a file"},
+	{"largest_files_sizes", "find {DIR} -maxdepth 1 -type f -printf '%s %f\\n' | sort -k1,1nr | head -n {N} | awk '{print $2, $1}' > {OUT}", []string{slotN, slotDir, slotOut}, "list the largest biggest files of a directory with their size in bytes"},
+	{"field_unique", "awk '{print ${COL}}' {IN} | LC_ALL=C sort -u > {OUT}", []string{slotCol, slotIn, slotOut}, "distinct values of a whitespace separated field of each line, sorted"},
+	{"csv_column_named", "awk -F, -v c='{PAT}' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } k { print $k }' {IN} > {OUT}", []string{slotPat, slotIn, slotOut}, "extract a named column field of a csv file, found by its header name, without the header"},
 	{"echo", "printf '%s\\n' '{PAT}' > {OUT}", []string{slotPat, slotOut}, "write a string text to a file"},
 }
 

@@ -30,6 +30,7 @@ func TestCandidates(t *testing.T) {
 			map[string][]string{slotCol: {"3"}, slotPat: {"email"}}},
 		{"List the distinct values of the `city` column (4th field) of `/app/data/u.csv`.", map[string][]string{slotCol: {"4"}}},
 		{"Replace every occurrence of `foo` with `bar` in `/app/data/a.txt`.", map[string][]string{slotOld: {"foo", "bar"}}},
+		{"Change the extension of all `.txt` files in `/app/data/notes` to `.md`.", map[string][]string{slotExt: {"txt", "md"}, slotExt2: {"txt", "md"}}},
 	}
 	for _, c := range cases {
 		s := parseState(firstPrompt(c.instr))
@@ -296,6 +297,71 @@ func TestEntropyBelowFloor(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s: gradient has %s of Entropy's, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// reachable renders every solve command the policy can emit in state s,
+// walking the decision tree depth first.
+func reachable(t *testing.T, s *state) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	var choices []int
+	for {
+		var widths []int
+		a, err := walk(s, func(d *decision) int {
+			k := len(widths)
+			widths = append(widths, len(d.opts))
+			if k == len(choices) {
+				choices = append(choices, 0)
+			}
+			return choices[k]
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.kind == "solve" {
+			out[a.cmd] = true
+		}
+		p := len(widths) - 1
+		for p >= 0 && choices[p]+1 >= widths[p] {
+			p--
+		}
+		if p < 0 {
+			return out
+		}
+		choices = choices[:p+1]
+		choices[p]++
+	}
+}
+
+// TestVocabularyReaches: the phrasings that the earlier vocabulary could
+// not solve at all are now within reach (each command below passed the
+// generated task's verifier in a real sandbox). Reach is not choice:
+// which command the policy picks is learnt.
+func TestVocabularyReaches(t *testing.T) {
+	cases := []struct{ instr, cmd string }{
+		{"Rename each `*.log` file in `/app/data/logs` by prepending `old_` to its file name; do not touch files with other extensions.",
+			`cd /app/data/logs && for f in *.log; do mv -- "$f" "old_$f"; done`},
+		{"Add the prefix `archived_` to the name of every `.log` file in `/app/data/logs` (e.g. `api.log` becomes `archived_api.log`). Other files keep their names.",
+			`cd /app/data/logs && for f in *.log; do mv -- "$f" "archived_$f"; done`},
+		{"Change the extension of all `.txt` files in `/app/data/notes` to `.md`, keeping the rest of each name unchanged.",
+			`cd /app/data/notes && for f in *.txt; do mv -- "$f" "${f%.txt}.md"; done`},
+		{"List the distinct client IP addresses (first field) of `/app/data/access.log`, sorted in byte order, one per line, in `/output/result.txt`.",
+			`awk '{print $1}' /app/data/access.log | LC_ALL=C sort -u > /output/result.txt`},
+		{"Write the three biggest files of `/app/data/files` to `/output/result.txt`, one `name bytes` pair per line, sorted by size in decreasing order.",
+			`find /app/data/files -maxdepth 1 -type f -printf '%s %f\n' | sort -k1,1nr | head -n 3 | awk '{print $2, $1}' > /output/result.txt`},
+		{"Extract the `city` field from every data row of `/app/data/users.csv` (skip the header) and save them, one per line and in their original order, in `/output/result.txt`.",
+			`awk -F, -v c='city' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } k { print $k }' /app/data/users.csv > /output/result.txt`},
+		{"Package `/app/data/project` as `/output/source.tar.gz` (tar.gz, paths beginning with `project/`) but leave out all `.log` files.",
+			`tar -czf /output/source.tar.gz -C /app/data/project/.. --exclude='*.log' $(basename /app/data/project)`},
+		{"How many different words appear in `/app/data/text.txt`? Write the number to `/output/result.txt`.",
+			`tr -s '[:space:]' '\n' < /app/data/text.txt | grep -v '^$' | LC_ALL=C sort -u | wc -l > /output/result.txt`},
+	}
+	for _, c := range cases {
+		got := reachable(t, parseState(firstPrompt(c.instr)))
+		if !got[c.cmd] {
+			t.Errorf("%q: %d commands reachable, not\n%s", c.instr, len(got), c.cmd)
 		}
 	}
 }

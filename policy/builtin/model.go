@@ -56,6 +56,7 @@ var coldStart = map[string]float64{
 	"s:IN|prev=of":      1,
 	"s:OLD|spos=0":      1.5,
 	"s:NEW|spos=1":      1.5,
+	"s:EXT2|epos=1":     1.5,
 	"s:PAT|spos=0":      1,
 	"s:PAT|has=eq":      -1,
 	"s:DIR|pos=first":   0.5,
@@ -147,6 +148,8 @@ func slotCandidates(s *state, slot string, chosen map[string]string) []cand {
 		avoid = chosen[slotIn]
 	case slotNew:
 		avoid = chosen[slotOld]
+	case slotExt2:
+		avoid = chosen[slotExt]
 	}
 	if avoid == "" {
 		return cs
@@ -200,6 +203,9 @@ func templateDecision(s *state, tmpls []*template) decision {
 		fs := []feat{{p, 1}}
 		for _, w := range s.words {
 			fs = append(fs, feat{p + "|w=" + w, 1})
+		}
+		for _, e := range s.pathExts {
+			fs = append(fs, feat{p + "|pext=" + e, 1})
 		}
 		if s.lastErr {
 			fs = append(fs, feat{p + "|lasterr", 1})

@@ -3,6 +3,7 @@ package builtin
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,7 @@ type cand struct {
 type state struct {
 	stems    []string          // distinct word stems of the instruction (the cold-start prior's view)
 	words    []string          // distinct prose words, negation-marked (the learnt features' view; see proseWords)
+	pathExts []string          // distinct extensions of the file paths the instruction names (a learnt feature: a .csv asks for other commands than a .log)
 	cands    map[string][]cand // by slot kind
 	turn     int               // assistant messages so far
 	confirm  bool              // the harness asks to confirm completion
@@ -124,7 +126,10 @@ func extractCandidates(s *state, instr string) {
 		case strings.HasPrefix(text, "/"):
 			paths = append(paths, i)
 		case extSpan.MatchString(text):
-			add(s, slotExt, strings.TrimLeft(text, "*."), "from=span")
+			ext := strings.TrimLeft(text, "*.")
+			epos := "epos=" + strconv.Itoa(min(len(s.cands[slotExt]), 2))
+			add(s, slotExt, ext, "from=span", epos)
+			add(s, slotExt2, ext, "from=span", epos)
 		case strings.Contains(text, ",") && !strings.Contains(text, " "):
 			headers = append(headers, strings.Split(text, ","))
 		default:
@@ -155,7 +160,11 @@ func extractCandidates(s *state, instr string) {
 		top := strings.SplitN(strings.TrimPrefix(text, "/"), "/", 2)[0]
 		feats := []string{"pos=" + pos, "prev=" + prevWord(i), "top=" + top}
 		if strings.Contains(base, ".") {
-			feats = append(feats, "ext="+base[strings.LastIndex(base, ".")+1:])
+			ext := base[strings.LastIndex(base, ".")+1:]
+			feats = append(feats, "ext="+ext)
+			if !slices.Contains(s.pathExts, ext) {
+				s.pathExts = append(s.pathExts, ext)
+			}
 			add(s, slotIn, text, feats...)
 			add(s, slotOut, text, feats...)
 		} else {
