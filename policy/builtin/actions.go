@@ -60,7 +60,7 @@ var solveTemplates = []template{
 	{"tar_dir", "tar -czf {OUT} -C {DIR}/.. $(basename {DIR})", []string{slotDir, slotOut}, "create a gzip compressed tar archive of a directory"},
 	{"word_freq", "tr -s '[:space:]' '\\n' < {IN} | grep -v '^$' | sort | uniq -c | sort -k1,1nr -k2,2 | head -n {N} | awk '{print $2, $1}' > {OUT}", []string{slotN, slotIn, slotOut}, "most frequent words with their count"},
 	{"rename_ext", "cd {DIR} && for f in *.{EXT}; do mv -- \"$f\" \"${f%.{EXT}}.{EXT2}\"; done", []string{slotExt, slotExt2, slotDir}, "rename files changing their extension suffix to another one"},
-	{"rename_prefix", "cd {DIR} && for f in *.{EXT}; do mv -- \"$f\" \"{PAT}$f\"; done", []string{slotExt, slotPat, slotDir}, "rename files with an extension by adding a prefix before their name"},
+	{"rename_prefix", "cd {DIR} && for f in *.{EXT}; do mv -- \"$f\" '{PAT}'\"$f\"; done", []string{slotExt, slotPat, slotDir}, "rename files with an extension by adding a prefix before their name"},
 	{"tar_dir_exclude", "tar -czf {OUT} -C {DIR}/.. --exclude='*.{EXT}' $(basename {DIR})", []string{slotExt, slotDir, slotOut}, "create a gzip compressed tar archive of a directory excluding files with an extension"},
 	{"count_distinct_words", "tr -s '[:space:]' '\\n' < {IN} | grep -v '^$' | LC_ALL=C sort -u | wc -l > {OUT}", []string{slotIn, slotOut}, "count the number of distinct different words of a file"},
 	{"largest_files_sizes", "find {DIR} -maxdepth 1 -type f -printf '%s %f\\n' | sort -k1,1nr | head -n {N} | awk '{print $2, $1}' > {OUT}", []string{slotN, slotDir, slotOut}, "list the largest biggest files of a directory with their size in bytes"},

@@ -342,9 +342,9 @@ func reachable(t *testing.T, s *state) map[string]bool {
 func TestVocabularyReaches(t *testing.T) {
 	cases := []struct{ instr, cmd string }{
 		{"Rename each `*.log` file in `/app/data/logs` by prepending `old_` to its file name; do not touch files with other extensions.",
-			`cd /app/data/logs && for f in *.log; do mv -- "$f" "old_$f"; done`},
+			`cd /app/data/logs && for f in *.log; do mv -- "$f" 'old_'"$f"; done`},
 		{"Add the prefix `archived_` to the name of every `.log` file in `/app/data/logs` (e.g. `api.log` becomes `archived_api.log`). Other files keep their names.",
-			`cd /app/data/logs && for f in *.log; do mv -- "$f" "archived_$f"; done`},
+			`cd /app/data/logs && for f in *.log; do mv -- "$f" 'archived_'"$f"; done`},
 		{"Change the extension of all `.txt` files in `/app/data/notes` to `.md`, keeping the rest of each name unchanged.",
 			`cd /app/data/notes && for f in *.txt; do mv -- "$f" "${f%.txt}.md"; done`},
 		{"List the distinct client IP addresses (first field) of `/app/data/access.log`, sorted in byte order, one per line, in `/output/result.txt`.",
