@@ -14,6 +14,17 @@ const (
 	slotCol  = "COL"  // a 1-based CSV column index found in the instruction
 )
 
+// sharedSlots are the slots that draw from another slot's candidates, and
+// the slot whose chosen value they avoid when there is another choice:
+// the output is not the input, the replacement not the old string, the new
+// extension not the old one.
+var sharedSlots = map[string]struct{ from, avoid string }{
+	slotOut:  {from: slotIn, avoid: slotIn},
+	slotOld:  {from: slotPat},
+	slotNew:  {from: slotPat, avoid: slotOld},
+	slotExt2: {from: slotExt, avoid: slotExt},
+}
+
 // template is a shell action with typed slots. Doc is what a man page
 // would say the command does; its words are matched against the
 // instruction by the cold-start prior. Nothing here comes from any task's

@@ -36,7 +36,7 @@ func TestCandidates(t *testing.T) {
 		s := parseState(firstPrompt(c.instr))
 		for kind, want := range c.want {
 			var got []string
-			for _, cd := range s.cands[kind] {
+			for _, cd := range slotCandidates(s, kind, nil) {
 				got = append(got, cd.Text)
 			}
 			if strings.Join(got, "|") != strings.Join(want, "|") {

@@ -137,19 +137,19 @@ func applicable(s *state, all []template) []*template {
 	return out
 }
 
-// slotCandidates are the values a slot may take; a file already used as
-// the input is not offered as the output (and the old string not as the
-// new one) when there is another choice.
+// slotCandidates are the values a slot may take; a slot that shares
+// another's candidates (sharedSlots) is not offered the value chosen for
+// the slot it avoids (the input as the output, ...) when there is another
+// choice.
 func slotCandidates(s *state, slot string, chosen map[string]string) []cand {
-	cs := s.cands[slot]
+	from, avoidSlot := slot, ""
+	if sh, ok := sharedSlots[slot]; ok {
+		from, avoidSlot = sh.from, sh.avoid
+	}
+	cs := s.cands[from]
 	avoid := ""
-	switch slot {
-	case slotOut:
-		avoid = chosen[slotIn]
-	case slotNew:
-		avoid = chosen[slotOld]
-	case slotExt2:
-		avoid = chosen[slotExt]
+	if avoidSlot != "" {
+		avoid = chosen[avoidSlot]
 	}
 	if avoid == "" {
 		return cs

@@ -23,7 +23,7 @@ type state struct {
 	stems    []string          // distinct word stems of the instruction (the cold-start prior's view)
 	words    []string          // distinct prose words, negation-marked (the learnt features' view; see proseWords)
 	pathExts []string          // distinct extensions of the file paths the instruction names (a learnt feature: a .csv asks for other commands than a .log)
-	cands    map[string][]cand // by slot kind
+	cands    map[string][]cand // by slot kind; a shared slot reads its source's (sharedSlots)
 	turn     int               // assistant messages so far
 	confirm  bool              // the harness asks to confirm completion
 	parseErr bool              // the last reply did not parse
@@ -129,7 +129,6 @@ func extractCandidates(s *state, instr string) {
 			ext := strings.TrimLeft(text, "*.")
 			epos := "epos=" + strconv.Itoa(min(len(s.cands[slotExt]), 2))
 			add(s, slotExt, ext, "from=span", epos)
-			add(s, slotExt2, ext, "from=span", epos)
 		case strings.Contains(text, ",") && !strings.Contains(text, " "):
 			headers = append(headers, strings.Split(text, ","))
 		default:
@@ -166,7 +165,6 @@ func extractCandidates(s *state, instr string) {
 				s.pathExts = append(s.pathExts, ext)
 			}
 			add(s, slotIn, text, feats...)
-			add(s, slotOut, text, feats...)
 		} else {
 			add(s, slotDir, text, feats...)
 		}
@@ -184,8 +182,6 @@ func extractCandidates(s *state, instr string) {
 			feats = append(feats, "has=space")
 		}
 		add(s, slotPat, text, feats...)
-		add(s, slotOld, text, feats...)
-		add(s, slotNew, text, feats...)
 		for _, h := range headers {
 			for j, f := range h {
 				if f == text {
