@@ -42,6 +42,12 @@ func (s *dockerSandbox) OpenTerminal(ctx context.Context, spec TerminalSpec) (Te
 	if err != nil {
 		return nil, s.execError(ctx, "terminal attach", err)
 	}
+	// Engines before API 1.42 ignore the size given at the start of an
+	// exec (the TTY stays 0×0): set it again, harmless on newer ones.
+	if _, err := s.d.cli.ExecResize(ctx, created.ID, client.ExecResizeOptions{Height: size.Height, Width: size.Width}); err != nil {
+		att.Close()
+		return nil, s.execError(ctx, "terminal resize", err)
+	}
 	t := &dockerTerminal{att: att.HijackedResponse}
 	s.mu.Lock()
 	s.terminals = append(s.terminals, t)
