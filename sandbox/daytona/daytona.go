@@ -407,7 +407,11 @@ func (s *daytonaSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (san
 	}
 	script.WriteString(req.Cmd)
 	shell := "bash"
-	if req.User != "" && req.User != "root" && req.User != "0" {
+	switch argv := sandbox.AsUserArgv(req.User); {
+	case len(argv) == 0: // root
+	case argv[0] == "setpriv": // uid[:gid], which su does not take: plain words
+		shell = strings.Join(argv, " ") + " bash"
+	default:
 		shell = "su -s /bin/bash " + req.User
 	}
 	inner := "echo " + base64.StdEncoding.EncodeToString([]byte(script.String())) + " | base64 -d | " + shell
@@ -444,15 +448,13 @@ func (s *daytonaSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (san
 	case out.Code != nil:
 		res.ExitCode = *out.Code
 	}
-	res.Stdout = []byte(out.Result)
 	limit := req.MaxOutput
 	if limit <= 0 {
 		limit = 1 << 20
 	}
-	if len(res.Stdout) > limit { // keep head and tail, like the Docker backend
-		res.Stdout = append(append(res.Stdout[:limit/2:limit/2], []byte("\n[…]\n")...), out.Result[len(out.Result)-limit/2:]...)
-		res.Truncated = true
-	}
+	kept := sandbox.NewHeadTail(limit) // head and tail, like the other backends
+	kept.Write([]byte(out.Result))
+	res.Stdout, res.Truncated = kept.Bytes(), kept.Truncated()
 	return res, nil
 }
 
@@ -490,8 +492,11 @@ func (s *daytonaSandbox) Upload(ctx context.Context, dir string, files []bundle.
 func (s *daytonaSandbox) Download(ctx context.Context, path string, max int64) ([]byte, error) {
 	data, err := s.b.call(ctx, http.MethodGet, s.toolbox+"/files/download?path="+url.QueryEscape(path), nil, "", nil)
 	var ae *apiError
-	if errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusBadRequest) {
+	switch {
+	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 		return nil, sandbox.ErrNotFound
+	case errors.As(err, &ae) && ae.Status == http.StatusBadRequest && !ae.transient(): // a directory
+		return nil, fmt.Errorf("download %s: not a regular file: %w", path, err)
 	}
 	if err != nil {
 		return nil, err

@@ -405,8 +405,10 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	for i, a := range args {
 		quoted[i] = shellQuote(a)
 	}
+	// The whole output goes back (the client caps it; the API has no
+	// field to say the server dropped some).
 	res, err := b.sb.Exec(r.Context(), sandbox.ExecRequest{Cmd: "exec " + strings.Join(quoted, " "), Workdir: req.Cwd,
-		Timeout: time.Duration(req.Timeout) * time.Second})
+		Timeout: time.Duration(req.Timeout) * time.Second, MaxOutput: 64 << 20})
 	if err != nil {
 		apiError(w, r, http.StatusInternalServerError, err.Error())
 		return
@@ -469,6 +471,10 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	data, err := b.sb.Download(r.Context(), p, 1<<30)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		apiError(w, r, http.StatusNotFound, "file not found")
+		return
+	}
+	if err != nil && !sandbox.IsInfra(err) { // a directory, like the daemon
+		apiError(w, r, http.StatusBadRequest, "path must be a file: "+err.Error())
 		return
 	}
 	if err != nil {
