@@ -42,6 +42,10 @@ type Harness struct {
 	// and Stderr stays empty (the Daytona toolbox has one output stream).
 	// The suite then checks stderr's bytes in Stdout.
 	CombinedOutput bool
+	// TimeoutLosesOutput: a timed-out exec returns no output (the Daytona
+	// toolbox answers a timeout with HTTP 408 and no body). The suite then
+	// checks TimedOut and the kill only, not the output printed before.
+	TimeoutLosesOutput bool
 	// NetworkProbe is "host:port" of a TCP service a sandbox started with
 	// Network reaches. When set, the suite checks that a sandbox with
 	// Network connects to it and one without cannot; when empty, it checks

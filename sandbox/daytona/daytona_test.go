@@ -10,6 +10,7 @@ import (
 
 	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/conformance"
 	"github.com/otcurate/otcurate/sandbox/daytona"
 	"github.com/otcurate/otcurate/sandbox/daytona/daytonatest"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
@@ -141,4 +142,39 @@ func TestDaytonaVerifierContract(t *testing.T) {
 	if rep, _ := b.GC(ctx, sandbox.GCOptions{Run: runID}); len(rep.Containers) != 0 {
 		t.Errorf("second gc removed %v", rep.Containers)
 	}
+}
+
+// TestDaytonaConformance holds the daytona backend, on the test server, to
+// the sandbox contract (package conformance). The toolbox returns one
+// output stream, so stderr is expected inside stdout, and answers a
+// timeout without the output printed before it.
+func TestDaytonaConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxes")
+	}
+	engine, engineRun := sandboxtest.Engine(t, "test-daytona-conf-")
+	t.Cleanup(func() { engine.GC(context.Background(), sandbox.GCOptions{Run: engineRun, Images: true}) })
+	srv := daytonatest.New(engine)
+	t.Cleanup(srv.Close)
+	conformance.Run(t, conformance.Harness{
+		Backend: func(t *testing.T) (sandbox.Backend, string) {
+			runID := fmt.Sprintf("daytona-conf-%d", time.Now().UnixNano())
+			b, err := daytona.New(context.Background(), daytona.Options{APIURL: srv.APIURL(), APIKey: daytonatest.APIKey,
+				RunID: runID, Backoff: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				rep, err := b.GC(context.Background(), sandbox.GCOptions{Run: runID})
+				if err != nil || len(rep.Containers) > 0 {
+					t.Errorf("run %s left sandboxes %v (%v)", runID, rep.Containers, err)
+				}
+			})
+			return b, runID
+		},
+		BaseImage:          "debian:bookworm",
+		CombinedOutput:     true,
+		TimeoutLosesOutput: true,
+		HostProcesses:      true,
+	})
 }
