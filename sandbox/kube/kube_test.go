@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/conformance"
 	"github.com/otcurate/otcurate/sandbox/kube"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
@@ -276,4 +281,39 @@ func TestKubeRegistryLoader(t *testing.T) {
 	if data, err := sb.Download(ctx, "/pulled", 100); err != nil || string(data) != "pulled\n" {
 		t.Errorf("the pulled image's file: %q, %v", data, err)
 	}
+}
+
+// TestKubeConformance holds the Kubernetes backend to the sandbox contract
+// (package conformance) on the test cluster. Pods keep their interface
+// when they must have no network (a deny-all NetworkPolicy isolates them),
+// so the suite probes the API server instead: pods of scripts/kube.sh's
+// cluster reach it, and must not without network. The cluster runs on this
+// machine, so the pods' processes are visible in /proc.
+func TestKubeConformance(t *testing.T) {
+	first, firstRun := cluster(t) // skips without a cluster
+	rest, err := clientcmd.BuildConfigFromFlags("", os.Getenv("OTCURATE_KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(rest.Host)
+	if err != nil {
+		t.Fatalf("API server %q: %v", rest.Host, err)
+	}
+	probe := u.Host
+	if u.Port() == "" {
+		probe = net.JoinHostPort(u.Hostname(), "443")
+	}
+	conformance.Run(t, conformance.Harness{
+		Backend: func(t *testing.T) (sandbox.Backend, string) {
+			if first != nil { // the suite's first call, on this test
+				b := first
+				first = nil
+				return b, firstRun
+			}
+			return cluster(t)
+		},
+		BaseImage:     "otcurate/base-bookworm:latest",
+		NetworkProbe:  probe,
+		HostProcesses: true,
+	})
 }
