@@ -1,6 +1,7 @@
 // Package conformance is the test suite every sandbox backend runs: the
 // semantics of the sandbox contract (builds, exec, users, workdir, env,
-// timeouts that kill the whole process tree, capped output, uploads and
+// timeouts and cancellations that kill the whole process tree, capped
+// output, uploads and
 // downloads, the log directories, network isolation, terminals, Stop and
 // GC), checked through the sandbox.Backend interface only, so Docker,
 // Kubernetes, Daytona and the in-memory fake are held to one behaviour.
@@ -84,6 +85,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Workdir", s.testWorkdir)
 	t.Run("Env", s.testEnv)
 	t.Run("Timeout", s.testTimeout)
+	t.Run("Cancel", s.testCancel)
 	t.Run("Output", s.testOutput)
 	t.Run("Files", s.testFiles)
 	t.Run("LogDirs", s.testLogDirs)

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -165,6 +167,33 @@ func (s *suite) testTimeout(t *testing.T) {
 	// A command within its timeout is not TimedOut.
 	if res := run(t, sb, sandbox.ExecRequest{Cmd: "sleep 0.1", Timeout: 10 * time.Second}); res.TimedOut || res.ExitCode != 0 {
 		t.Errorf("a quick command: %+v", res)
+	}
+}
+
+// testCancel: an exec whose context ends returns the context's error soon
+// (not an infrastructure error), and the command is killed, at the latest
+// a few seconds later.
+func (s *suite) testCancel(t *testing.T) {
+	t.Parallel()
+	sb := s.sandbox(t, sandbox.StartSpec{})
+	sl := "sleep " + marker(1021)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	t0 := time.Now()
+	_, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: sl + " & " + sl, Timeout: time.Minute})
+	if !errors.Is(err, context.DeadlineExceeded) || sandbox.IsInfra(err) {
+		t.Errorf("err = %v, want the context's error", err)
+	}
+	if took := time.Since(t0); took > 5*time.Second {
+		t.Errorf("Exec returned %s after a 1 s context", took)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for left := running(t, sb, []string{sl}); left != ""; left = running(t, sb, []string{sl}) {
+		if time.Now().After(deadline) {
+			t.Errorf("processes still run 10 s after the cancel:\n%s", left)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

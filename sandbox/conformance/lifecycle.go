@@ -114,12 +114,18 @@ func (s *suite) testTerminal(t *testing.T) {
 		t.Fatalf("OpenTerminal: %v", err)
 	}
 	sc := watch(term)
-	io.WriteString(term, "echo $((6*7))x $(id -un) $(pwd)\n")
+	bg := "sleep " + marker(1031)
+	io.WriteString(term, "(setsid "+bg+" >/dev/null 2>&1 &); echo $((6*7))x $(id -un) $(pwd)\n")
 	sc.waitFor(t, "42x root "+workdir)
 	if err := term.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
 	sc.waitEnd(t, "Close")
+	// Close hangs up the shell; what it left in the background lives on
+	// until the sandbox stops.
+	if running(t, sb, []string{bg}) == "" {
+		t.Errorf("%q, started in the background of a terminal, ended with its Close", bg)
+	}
 
 	term, err = sb.OpenTerminal(ctx, sandbox.TerminalSpec{User: user, Workdir: "/tmp", Env: map[string]string{"CONF_TERM": "t-env"}, Cols: 100, Rows: 30})
 	if err != nil {
@@ -134,6 +140,7 @@ func (s *suite) testTerminal(t *testing.T) {
 	}
 	sc.waitEnd(t, "Stop")
 	term.Close()
+	s.checkGone(t, bg)
 }
 
 // testStop: Stop is idempotent, kills what runs in the background, works
