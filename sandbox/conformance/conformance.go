@@ -69,8 +69,8 @@ func Run(t *testing.T, h Harness) {
 	if h.Backend == nil || h.BaseImage == "" {
 		t.Fatal("conformance: the harness needs Backend and BaseImage")
 	}
-	b, runID := h.Backend(t)
-	s := &suite{h: h, b: b, runID: runID}
+	b, _ := h.Backend(t)
+	s := &suite{h: h, b: b}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	img, err := b.Build(ctx, s.env(fixtureDockerfile(h.BaseImage)))
@@ -114,10 +114,9 @@ func fixtureDockerfile(base string) string {
 }
 
 type suite struct {
-	h     Harness
-	b     sandbox.Backend
-	runID string
-	img   sandbox.Image
+	h   Harness
+	b   sandbox.Backend // shared by the subtests
+	img sandbox.Image   // of fixtureDockerfile, built on b
 }
 
 // env is the environment of one Dockerfile, hashed by content.
