@@ -79,7 +79,7 @@ type Healthcheck struct {
 }
 
 // Defaults applied when task.toml leaves a value out (Harbor's documented
-// defaults, see shared/notes/task-format.md §2).
+// defaults).
 const (
 	DefaultVerifierTimeoutSec = 600
 	DefaultAgentTimeoutSec    = 600

@@ -39,7 +39,7 @@ func (o WriterOptions) withDefaults() WriterOptions {
 const hfFeatures = `{"info":{"features":{"path":{"dtype":"string","_type":"Value"},"task_binary":{"dtype":"binary","_type":"Value"}}}}`
 
 // Writer writes one parquet file atomically: rows go to NAME.tmp, and Close
-// syncs and renames it. Settings follow shared/notes/go-libs.md: ≤ 100
+// syncs and renames it. Settings (chosen for the HF datasets readers): ≤ 100
 // rows and ≤ ~96 MiB of blobs per row group, one row per Write so pages
 // stay small, no statistics or bounds on the blob column (readers cap page
 // headers at 16 MiB), PLAIN uncompressed blobs, zstd for the rest.

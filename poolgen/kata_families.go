@@ -8,9 +8,11 @@ import (
 
 // A kata family is one function contract with a few variants. Variants
 // change the function and argument names, the wording and small spec details
-// (case-insensitivity, 0- or 1-indexing, ...). Python sources use $FN for the
-// function name and $A, $B, $C for the argument names; the first line of a
-// reference is always the signature shown to the solver.
+// (case-insensitivity, 0- or 1-indexing, ...). The Python sources live in
+// katas/ (one file per source, loaded by kataSource; see katas/README.md) and
+// use $FN for the function name and $A, $B, $C for the argument names once
+// loaded; the first line of a reference is always the signature shown to the
+// solver. This file holds the rest: test-case generators, wording, mutations.
 //
 // Wrong implementations (for the wrong_oracle defect) are either a mutation
 // of the reference (pairs of old/new substrings, every occurrence replaced)
@@ -94,18 +96,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Scan `$A` from left to right and replace every maximal run of identical characters by the " +
 					"character followed by the length of the run. A run of length 1 is written as the bare character, " +
 					"without a count. The empty string encodes to the empty string.",
-				Ref: `def $FN($A: str) -> str:
-    out = []
-    i = 0
-    while i < len($A):
-        j = i
-        while j < len($A) and $A[j] == $A[i]:
-            j += 1
-        n = j - i
-        out.append($A[i] + (str(n) if n > 1 else ""))
-        i = j
-    return "".join(out)
-`,
+				Ref:   kataSource("run_length_encode/run_length_encode.py"),
 				Wrong: []string{"if n > 1", "if n > 2"},
 			},
 			{
@@ -113,17 +104,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Run-length encode a string.",
 				Spec: "Every maximal run of the same character in `$A` becomes the character followed by the run length, " +
 					"even when the length is 1 (so `\"aab\"` becomes `\"a2b1\"`). Return `\"\"` for an empty input.",
-				Ref: `def $FN($A: str) -> str:
-    out = []
-    i = 0
-    while i < len($A):
-        j = i
-        while j < len($A) and $A[j] == $A[i]:
-            j += 1
-        out.append($A[i] + str(j - i))
-        i = j
-    return "".join(out)
-`,
+				Ref:   kataSource("run_length_encode/rle_compress.py"),
 				Wrong: []string{"$A[i] + str(j - i)", "str(j - i) + $A[i]"},
 			},
 			{
@@ -131,17 +112,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Encode a string as count/character pairs.",
 				Spec: "Split `$A` into maximal runs of one repeated character and write each run as its length followed by " +
 					"the character, always including the count: `\"aaab\"` becomes `\"3a1b\"`. The empty string maps to `\"\"`.",
-				Ref: `def $FN($A: str) -> str:
-    out = []
-    i = 0
-    while i < len($A):
-        j = i
-        while j < len($A) and $A[j] == $A[i]:
-            j += 1
-        out.append(str(j - i) + $A[i])
-        i = j
-    return "".join(out)
-`,
+				Ref:   kataSource("run_length_encode/encode_runs.py"),
 				Wrong: []string{"str(j - i) + $A[i]", "(str(j - i) if j - i > 1 else \"\") + $A[i]"},
 			},
 		},
@@ -171,20 +142,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Expand a run-length encoded string.",
 				Spec: "`$A` is a sequence of letters, each optionally followed by a decimal count that may have several " +
 					"digits. A letter without a count stands for one occurrence. Return the expanded string.",
-				Ref: `def $FN($A: str) -> str:
-    out = []
-    i = 0
-    while i < len($A):
-        ch = $A[i]
-        i += 1
-        j = i
-        while j < len($A) and $A[j].isdigit():
-            j += 1
-        n = int($A[i:j]) if j > i else 1
-        out.append(ch * n)
-        i = j
-    return "".join(out)
-`,
+				Ref:   kataSource("run_length_decode/decode_runs.py"),
 				Wrong: []string{"int($A[i:j])", "int($A[j - 1])"},
 			},
 			{
@@ -192,17 +150,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Decode count-prefixed runs.",
 				Spec: "`$A` consists of groups made of a positive decimal count (one or more digits) followed by a single " +
 					"character, for example `\"12a1b\"`. Return the string where each character is repeated count times.",
-				Ref: `def $FN($A: str) -> str:
-    out = []
-    num = ""
-    for ch in $A:
-        if ch.isdigit():
-            num += ch
-        else:
-            out.append(ch * int(num))
-            num = ""
-    return "".join(out)
-`,
+				Ref:   kataSource("run_length_decode/rle_decode.py"),
 				Wrong: []string{"num += ch", "num = ch"},
 			},
 		},
@@ -226,15 +174,7 @@ var kataFamilies = []*kataFamily{
 			}
 			return []any{n}
 		},
-		Ref: `def $FN($A: int) -> str:
-    table = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
-    out = []
-    for value, symbol in table:
-        while $A >= value:
-            out.append(symbol)
-            $A -= value
-    return "".join(out)
-`,
+		Ref:   kataSource("roman_numerals/family.py"),
 		Wrong: []string{`(90, "XC"), (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV")`, `(50, "L"), (10, "X"), (5, "V")`},
 		Variants: []kataVariant{
 			{
@@ -248,15 +188,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Write a number in lower-case Roman numerals.",
 				Spec: "Return the Roman numeral for `$A` (1 <= `$A` <= 3999) using lower-case letters (i, v, x, l, c, d, m) " +
 					"and the usual subtractive notation, e.g. 4 is `\"iv\"` and 1994 is `\"mcmxciv\"`.",
-				Ref: `def $FN($A: int) -> str:
-    table = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
-    out = []
-    for value, symbol in table:
-        while $A >= value:
-            out.append(symbol)
-            $A -= value
-    return "".join(out).lower()
-`,
+				Ref: kataSource("roman_numerals/to_roman.py"),
 			},
 		},
 	},
@@ -272,17 +204,7 @@ var kataFamilies = []*kataFamily{
 			}
 			return []any{a, b}
 		},
-		Ref: `def $FN($A: str, $B: str) -> int:
-    s, t = $A, $B
-    prev = list(range(len(t) + 1))
-    for i in range(1, len(s) + 1):
-        cur = [i] + [0] * len(t)
-        for j in range(1, len(t) + 1):
-            cost = 0 if s[i - 1] == t[j - 1] else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-        prev = cur
-    return prev[len(t)]
-`,
+		Ref:   kataSource("edit_distance/family.py"),
 		Wrong: []string{"else 1", "else 2"},
 		Variants: []kataVariant{
 			{
@@ -296,17 +218,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Case-insensitive edit distance.",
 				Spec: "Return the minimum number of insertions, deletions and substitutions of one character that transform " +
 					"`$A` into `$B`, ignoring letter case (`\"A\"` and `\"a\"` are the same character).",
-				Ref: `def $FN($A: str, $B: str) -> int:
-    s, t = $A.lower(), $B.lower()
-    prev = list(range(len(t) + 1))
-    for i in range(1, len(s) + 1):
-        cur = [i] + [0] * len(t)
-        for j in range(1, len(t) + 1):
-            cost = 0 if s[i - 1] == t[j - 1] else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-        prev = cur
-    return prev[len(t)]
-`,
+				Ref: kataSource("edit_distance/edit_distance.py"),
 			},
 		},
 	},
@@ -327,15 +239,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Fewest coins that make up an amount.",
 				Spec: "`$A` lists distinct positive coin values, each available in unlimited quantity. Return the minimum " +
 					"number of coins whose values add up to exactly `$B`, `0` when `$B` is 0, and `-1` when it cannot be done.",
-				Ref: `def $FN($A: list, $B: int) -> int:
-    INF = float("inf")
-    best = [0] + [INF] * $B
-    for value in range(1, $B + 1):
-        for c in $A:
-            if c <= value and best[value - c] + 1 < best[value]:
-                best[value] = best[value - c] + 1
-    return -1 if best[$B] == INF else best[$B]
-`,
+				Ref:   kataSource("coin_change/min_coins.py"),
 				Wrong: []string{"range(1, $B + 1)", "range(1, $B)"},
 			},
 			{
@@ -344,21 +248,8 @@ var kataFamilies = []*kataFamily{
 				Spec: "Return how many different combinations of coins from `$A` (unlimited supply of each) add up to " +
 					"`$B`. The order of the coins does not matter: 1+2 and 2+1 are the same combination. There is exactly " +
 					"one way to make 0.",
-				Ref: `def $FN($A: list, $B: int) -> int:
-    ways = [1] + [0] * $B
-    for c in $A:
-        for value in range(c, $B + 1):
-            ways[value] += ways[value - c]
-    return ways[$B]
-`,
-				WrongRef: `def $FN($A: list, $B: int) -> int:
-    ways = [1] + [0] * $B
-    for value in range(1, $B + 1):
-        for c in $A:
-            if c <= value:
-                ways[value] += ways[value - c]
-    return ways[$B]
-`,
+				Ref:      kataSource("coin_change/count_ways.py"),
+				WrongRef: kataSource("coin_change/count_ways.wrong.py"),
 			},
 		},
 	},
@@ -373,14 +264,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Length of the longest strictly increasing subsequence.",
 				Spec: "A subsequence keeps the original order but may skip elements. Return the length of the longest " +
 					"subsequence of `$A` whose elements are strictly increasing; 0 for an empty list.",
-				Ref: `def $FN($A: list) -> int:
-    best = [1] * len($A)
-    for i in range(len($A)):
-        for j in range(i):
-            if $A[j] < $A[i] and best[j] + 1 > best[i]:
-                best[i] = best[j] + 1
-    return max(best, default=0)
-`,
+				Ref:   kataSource("longest_increasing_subsequence/lis_length.py"),
 				Wrong: []string{"$A[j] < $A[i]", "$A[j] <= $A[i]"},
 			},
 			{
@@ -389,14 +273,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Return the length of the longest subsequence of `$A` (elements in their original order, not " +
 					"necessarily adjacent) in which every element is greater than or equal to the previous one. Equal values " +
 					"may repeat. Return 0 for an empty list.",
-				Ref: `def $FN($A: list) -> int:
-    best = [1] * len($A)
-    for i in range(len($A)):
-        for j in range(i):
-            if $A[j] <= $A[i] and best[j] + 1 > best[i]:
-                best[i] = best[j] + 1
-    return max(best, default=0)
-`,
+				Ref:   kataSource("longest_increasing_subsequence/longest_non_decreasing.py"),
 				Wrong: []string{"$A[j] <= $A[i]", "$A[j] < $A[i]"},
 			},
 		},
@@ -428,15 +305,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "`$A` is a list of `[start, end]` pairs with `start <= end`, in any order. Merge every group of " +
 					"intervals that overlap or touch (`[1, 3]` and `[3, 5]` merge into `[1, 5]`) and return the merged " +
 					"intervals as `[start, end]` lists sorted by start.",
-				Ref: `def $FN($A: list) -> list:
-    out = []
-    for start, end in sorted($A):
-        if out and start <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return out
-`,
+				Ref:   kataSource("merge_intervals/merge_intervals.py"),
 				Wrong: []string{"start <= out[-1][1]", "start < out[-1][1]"},
 			},
 			{
@@ -445,15 +314,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Each element of `$A` is a closed range `[lo, hi]`. Merge ranges that share more than a single " +
 					"endpoint: ranges that merely touch, such as `[1, 3]` and `[3, 5]`, stay separate. Return the result as " +
 					"a list of `[lo, hi]` lists sorted by `lo` (then `hi`).",
-				Ref: `def $FN($A: list) -> list:
-    out = []
-    for start, end in sorted($A):
-        if out and start < out[-1][1]:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return out
-`,
+				Ref:   kataSource("merge_intervals/merge_overlapping.py"),
 				Wrong: []string{"start < out[-1][1]", "start <= out[-1][1]"},
 			},
 		},
@@ -491,17 +352,7 @@ var kataFamilies = []*kataFamily{
 			}
 			return []any{s}
 		},
-		Ref: `def $FN($A: str) -> bool:
-    pairs = {")": "(", "]": "[", "}": "{"}
-    stack = []
-    for ch in $A:
-        if ch in "([{":
-            stack.append(ch)
-        elif ch in pairs:
-            if not stack or stack.pop() != pairs[ch]:
-                return False
-    return not stack
-`,
+		Ref:   kataSource("balanced_brackets/family.py"),
 		Wrong: []string{"if not stack or stack.pop() != pairs[ch]:", "if not stack or not stack.pop():"},
 		Variants: []kataVariant{
 			{
@@ -545,12 +396,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Two words are anagrams when they use exactly the same letters with the same multiplicities. Return " +
 					"a list of groups; each group is sorted, and the groups are sorted by their first word (then by the " +
 					"following words). Duplicated words stay in their group.",
-				Ref: `def $FN($A: list) -> list:
-    groups = {}
-    for w in $A:
-        groups.setdefault("".join(sorted(w)), []).append(w)
-    return sorted(sorted(g) for g in groups.values())
-`,
+				Ref:   kataSource("group_anagrams/group_anagrams.py"),
 				Wrong: []string{"sorted(w)", "sorted(set(w))"},
 			},
 			{
@@ -559,12 +405,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Group the strings of `$A` that are anagrams of each other when letter case is ignored (`\"Tea\"` and " +
 					"`\"eat\"` belong together). Keep the words as given. Sort each group with Python's default string order " +
 					"and return the groups sorted the same way (compare them as lists).",
-				Ref: `def $FN($A: list) -> list:
-    groups = {}
-    for w in $A:
-        groups.setdefault("".join(sorted(w.lower())), []).append(w)
-    return sorted(sorted(g) for g in groups.values())
-`,
+				Ref:   kataSource("group_anagrams/anagram_groups.py"),
 				Wrong: []string{"sorted(w.lower())", "sorted(set(w.lower()))"},
 			},
 		},
@@ -590,17 +431,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Shift every ASCII letter of `$A` forward in the alphabet by `$B` positions, wrapping around from " +
 					"`z` to `a`. Upper-case letters stay upper-case; every other character is unchanged. `$B` may be " +
 					"negative or larger than 26.",
-				Ref: `def $FN($A: str, $B: int) -> str:
-    out = []
-    for ch in $A:
-        if "a" <= ch <= "z":
-            out.append(chr((ord(ch) - 97 + $B) % 26 + 97))
-        elif "A" <= ch <= "Z":
-            out.append(chr((ord(ch) - 65 + $B) % 26 + 65))
-        else:
-            out.append(ch)
-    return "".join(out)
-`,
+				Ref: kataSource("caesar_cipher/caesar_encrypt.py"),
 			},
 			{
 				Fn: "caesar_decrypt", Args: []string{"ciphertext", "key"},
@@ -608,17 +439,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "`$A` was produced by shifting each letter forward by `$B` positions (with wrap-around). Undo it: " +
 					"shift each ASCII letter back by `$B`, keeping its case, and leave other characters alone. `$B` can be " +
 					"any integer.",
-				Ref: `def $FN($A: str, $B: int) -> str:
-    out = []
-    for ch in $A:
-        if "a" <= ch <= "z":
-            out.append(chr((ord(ch) - 97 - $B) % 26 + 97))
-        elif "A" <= ch <= "Z":
-            out.append(chr((ord(ch) - 65 - $B) % 26 + 65))
-        else:
-            out.append(ch)
-    return "".join(out)
-`,
+				Ref: kataSource("caesar_cipher/caesar_decrypt.py"),
 			},
 		},
 	},
@@ -644,17 +465,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Convert camelCase or PascalCase to snake_case.",
 				Spec: "Insert an underscore before every upper-case letter of `$A` that is not the first character, then " +
 					"lower-case everything: `\"camelCase\"` -> `\"camel_case\"`, `\"PascalCase\"` -> `\"pascal_case\"`.",
-				Ref: `def $FN($A: str) -> str:
-    out = []
-    for i, ch in enumerate($A):
-        if ch.isupper():
-            if i > 0:
-                out.append("_")
-            out.append(ch.lower())
-        else:
-            out.append(ch)
-    return "".join(out)
-`,
+				Ref:   kataSource("camel_to_snake/camel_to_snake.py"),
 				Wrong: []string{"if i > 0:", "if True:"},
 			},
 			{
@@ -663,12 +474,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Convert the identifier `$A` to snake_case. A run of capitals is an acronym and forms one word: " +
 					"`\"parseHTTPResponse\"` -> `\"parse_http_response\"`, `\"userID\"` -> `\"user_id\"`, " +
 					"`\"XMLParser\"` -> `\"xml_parser\"`. The result is entirely lower-case.",
-				Ref: `def $FN($A: str) -> str:
-    import re
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", $A)
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
-    return s.lower()
-`,
+				Ref:   kataSource("camel_to_snake/to_snake_case.py"),
 				Wrong: []string{`s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", $A)`, `s = $A`},
 			},
 		},
@@ -713,16 +519,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Each line of `$A` is either blank, a comment (its first non-blank character is `#`), or `key = " +
 					"value`. Split on the first `=`, strip surrounding whitespace from key and value, and return a dict " +
 					"mapping keys to values (all strings). A key that appears again overrides the earlier value.",
-				Ref: `def $FN($A: str) -> dict:
-    result = {}
-    for line in $A.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, _, value = line.partition("=")
-        result[key.strip()] = value.strip()
-    return result
-`,
+				Ref:   kataSource("parse_config/parse_config.py"),
 				Wrong: []string{"value.strip()", "value"},
 			},
 			{
@@ -731,20 +528,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "`$A` holds items separated by `;`. Each non-empty item is `key=value` (split on the first `=`, " +
 					"whitespace around key and value is ignored). Values that are integers (digits with an optional leading " +
 					"`-`) become `int`; other values stay strings. Later keys override earlier ones. Return the dict.",
-				Ref: `def $FN($A: str) -> dict:
-    result = {}
-    for item in $A.split(";"):
-        item = item.strip()
-        if not item:
-            continue
-        key, _, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if value.lstrip("-").isdigit():
-            result[key] = int(value)
-        else:
-            result[key] = value
-    return result
-`,
+				Ref:   kataSource("parse_config/parse_pairs.py"),
 				Wrong: []string{`value.lstrip("-").isdigit()`, `value.isdigit()`},
 			},
 		},
@@ -779,14 +563,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Words are maximal runs of ASCII letters in `$A`, compared case-insensitively (use the lower-case " +
 					"form). Return the `$B` most frequent words as `[word, count]` pairs, ordered by count (highest first) " +
 					"and then alphabetically. Return fewer pairs if there are fewer distinct words.",
-				Ref: `def $FN($A: str, $B: int) -> list:
-    import re
-    counts = {}
-    for w in re.findall(r"[a-z]+", $A.lower()):
-        counts[w] = counts.get(w, 0) + 1
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return [[w, c] for w, c in ranked[:$B]]
-`,
+				Ref:   kataSource("word_frequency/top_k_words.py"),
 				Wrong: []string{"key=lambda kv: (-kv[1], kv[0])", "key=lambda kv: -kv[1]"},
 			},
 			{
@@ -794,13 +571,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Count word occurrences.",
 				Spec: "Split `$A` into words (maximal runs of ASCII letters), lower-case them and return a dict mapping " +
 					"each word to the number of times it occurs.",
-				Ref: `def $FN($A: str) -> dict:
-    import re
-    counts = {}
-    for w in re.findall(r"[a-z]+", $A.lower()):
-        counts[w] = counts.get(w, 0) + 1
-    return dict(sorted(counts.items()))
-`,
+				Ref:   kataSource("word_frequency/word_counts.py"),
 				Wrong: []string{"$A.lower()", "$A"},
 			},
 		},
@@ -827,24 +598,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Read a matrix in spiral order.",
 				Spec: "`$A` is a rectangular list of rows (possibly empty). Return its elements in clockwise spiral order, " +
 					"starting at the top-left corner and moving right first.",
-				Ref: `def $FN($A: list) -> list:
-    out = []
-    if not $A:
-        return out
-    top, bottom, left, right = 0, len($A) - 1, 0, len($A[0]) - 1
-    while top <= bottom and left <= right:
-        for j in range(left, right + 1):
-            out.append($A[top][j])
-        for i in range(top + 1, bottom + 1):
-            out.append($A[i][right])
-        if top < bottom and left < right:
-            for j in range(right - 1, left - 1, -1):
-                out.append($A[bottom][j])
-            for i in range(bottom - 1, top, -1):
-                out.append($A[i][left])
-        top, bottom, left, right = top + 1, bottom - 1, left + 1, right - 1
-    return out
-`,
+				Ref:   kataSource("spiral_matrix/spiral_order.py"),
 				Wrong: []string{"if top < bottom and left < right:", "if top <= bottom and left <= right:"},
 			},
 			{
@@ -852,18 +606,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Build an n x n spiral matrix.",
 				Spec: "Return an `$A` x `$A` matrix (a list of rows) filled with the numbers 1 to `$A`*`$A` in clockwise " +
 					"spiral order, starting at the top-left corner and moving right. For `$A` = 0 return `[]`.",
-				Ref: `def $FN($A: int) -> list:
-    grid = [[0] * $A for _ in range($A)]
-    r, c, dr, dc = 0, 0, 0, 1
-    for k in range(1, $A * $A + 1):
-        grid[r][c] = k
-        nr, nc = r + dr, c + dc
-        if not (0 <= nr < $A and 0 <= nc < $A and grid[nr][nc] == 0):
-            dr, dc = dc, -dr
-            nr, nc = r + dr, c + dc
-        r, c = nr, nc
-    return grid
-`,
+				Ref:   kataSource("spiral_matrix/spiral_matrix.py"),
 				Wrong: []string{"dr, dc = dc, -dr", "dr, dc = -dc, dr"},
 			},
 		},
@@ -879,12 +622,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Row of Pascal's triangle (0-indexed).",
 				Spec: "Return row `$A` of Pascal's triangle as a list of integers, where row 0 is `[1]` and row 1 is " +
 					"`[1, 1]`.",
-				Ref: `def $FN($A: int) -> list:
-    row = [1]
-    for _ in range($A):
-        row = [a + b for a, b in zip([0] + row, row + [0])]
-    return row
-`,
+				Ref:   kataSource("pascal_row/pascal_row.py"),
 				Wrong: []string{"range($A)", "range($A - 1)"},
 			},
 			{
@@ -892,12 +630,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Row of Pascal's triangle (1-indexed).",
 				Spec: "Rows are numbered from 1: row 1 is `[1]`, row 2 is `[1, 1]`, row 3 is `[1, 2, 1]`. Return row " +
 					"`$A` (`$A` >= 1) as a list.",
-				Ref: `def $FN($A: int) -> list:
-    row = [1]
-    for _ in range($A - 1):
-        row = [a + b for a, b in zip([0] + row, row + [0])]
-    return row
-`,
+				Ref:   kataSource("pascal_row/get_row.py"),
 				Wrong: []string{"range($A - 1)", "range($A)"},
 			},
 		},
@@ -916,13 +649,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Number of Collatz steps to reach 1.",
 				Spec: "Starting from the positive integer `$A`, repeatedly replace it by `$A // 2` if it is even and by " +
 					"`3 * $A + 1` if it is odd. Return how many replacements are needed to reach 1 (0 when `$A` is 1).",
-				Ref: `def $FN($A: int) -> int:
-    steps = 0
-    while $A != 1:
-        $A = $A // 2 if $A % 2 == 0 else 3 * $A + 1
-        steps += 1
-    return steps
-`,
+				Ref:   kataSource("collatz/collatz_steps.py"),
 				Wrong: []string{"steps = 0", "steps = 1"},
 			},
 			{
@@ -931,13 +658,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Build the Collatz sequence that begins with `$A` (halve even numbers, map odd `x` to `3x + 1`) " +
 					"and stops at the first 1. Return the number of terms, counting both `$A` and the final 1; the " +
 					"sequence for 1 has length 1.",
-				Ref: `def $FN($A: int) -> int:
-    steps = 1
-    while $A != 1:
-        $A = $A // 2 if $A % 2 == 0 else 3 * $A + 1
-        steps += 1
-    return steps
-`,
+				Ref:   kataSource("collatz/collatz_length.py"),
 				Wrong: []string{"steps = 1", "steps = 0"},
 			},
 		},
@@ -960,13 +681,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Maximum sum of a non-empty contiguous subarray.",
 				Spec: "`$A` is a non-empty list of integers. Return the largest sum of a contiguous, non-empty slice of " +
 					"`$A`. If every number is negative the answer is the largest single number.",
-				Ref: `def $FN($A: list) -> int:
-    best = cur = $A[0]
-    for x in $A[1:]:
-        cur = max(x, cur + x)
-        best = max(best, cur)
-    return best
-`,
+				Ref:   kataSource("max_subarray/max_subarray_sum.py"),
 				Wrong: []string{"best = cur = $A[0]\n    for x in $A[1:]:", "best = cur = 0\n    for x in $A:"},
 			},
 			{
@@ -974,13 +689,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Best total over a contiguous window (empty window allowed).",
 				Spec: "Return the maximum sum of a contiguous run of elements of `$A`. The empty run is allowed and sums " +
 					"to 0, so the result is never negative; an empty list gives 0.",
-				Ref: `def $FN($A: list) -> int:
-    best = cur = 0
-    for x in $A:
-        cur = max(0, cur + x)
-        best = max(best, cur)
-    return best
-`,
+				Ref:   kataSource("max_subarray/best_window_sum.py"),
 				Wrong: []string{"cur = max(0, cur + x)", "cur = cur + x if cur + x > 0 else x"},
 			},
 		},
@@ -1006,28 +715,15 @@ var kataFamilies = []*kataFamily{
 				Spec: "Return `[i, j]` with `i < j` and `$A[i] + $A[j] == $B`. If several pairs exist, choose the one " +
 					"with the smallest `j`, and for that `j` the smallest `i`. An element cannot be paired with itself. " +
 					"Return `[]` when there is no such pair.",
-				Ref: `def $FN($A: list, $B: int) -> list:
-    for j in range(len($A)):
-        for i in range(j):
-            if $A[i] + $A[j] == $B:
-                return [i, j]
-    return []
-`,
+				Ref:   kataSource("two_sum/two_sum.py"),
 				Wrong: []string{"for i in range(j):", "for i in range(j + 1):"},
 			},
 			{
 				Fn: "count_pairs", Args: []string{"values", "total"},
 				Summary: "Count index pairs with a given sum.",
 				Spec:    "Return the number of index pairs `(i, j)` with `i < j` such that `$A[i] + $A[j] == $B`.",
-				Ref: `def $FN($A: list, $B: int) -> int:
-    count = 0
-    for j in range(len($A)):
-        for i in range(j):
-            if $A[i] + $A[j] == $B:
-                count += 1
-    return count
-`,
-				Wrong: []string{"for i in range(j):", "for i in range(len($A)):"},
+				Ref:     kataSource("two_sum/count_pairs.py"),
+				Wrong:   []string{"for i in range(j):", "for i in range(len($A)):"},
 			},
 		},
 	},
@@ -1036,17 +732,7 @@ var kataFamilies = []*kataFamily{
 		Gen: func(r *rand.Rand, v int) []any {
 			return []any{rword(r, pick(r, []string{"ab", "abc", "aab"}), 0, 12)}
 		},
-		Ref: `def $FN($A: str) -> str:
-    best = ""
-    for i in range(len($A)):
-        for lo, hi in ((i, i), (i, i + 1)):
-            while lo >= 0 and hi < len($A) and $A[lo] == $A[hi]:
-                lo -= 1
-                hi += 1
-            if hi - lo - 1 > len(best):
-                best = $A[lo + 1:hi]
-    return best
-`,
+		Ref:   kataSource("longest_palindrome/family.py"),
 		Wrong: []string{"for lo, hi in ((i, i), (i, i + 1)):", "for lo, hi in ((i, i),):"},
 		Variants: []kataVariant{
 			{
@@ -1060,17 +746,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Length of the longest palindromic substring.",
 				Spec: "Return the length of the longest substring (contiguous) of `$A` that is a palindrome; 0 for an " +
 					"empty string.",
-				Ref: `def $FN($A: str) -> int:
-    best = ""
-    for i in range(len($A)):
-        for lo, hi in ((i, i), (i, i + 1)):
-            while lo >= 0 and hi < len($A) and $A[lo] == $A[hi]:
-                lo -= 1
-                hi += 1
-            if hi - lo - 1 > len(best):
-                best = $A[lo + 1:hi]
-    return len(best)
-`,
+				Ref: kataSource("longest_palindrome/longest_palindrome_length.py"),
 			},
 		},
 	},
@@ -1099,16 +775,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "`$A` is sorted in non-decreasing order and may contain duplicates. Return the smallest index `i` " +
 					"such that inserting `$B` at `i` keeps the list sorted, i.e. the index of the first element that is " +
 					"not smaller than `$B` (or `len($A)`). Use binary search.",
-				Ref: `def $FN($A: list, $B: int) -> int:
-    lo, hi = 0, len($A)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if $A[mid] < $B:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-`,
+				Ref:   kataSource("binary_search_bounds/search_insert.py"),
 				Wrong: []string{"if $A[mid] < $B:", "if $A[mid] <= $B:"},
 			},
 			{
@@ -1116,16 +783,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Index of the first element greater than x.",
 				Spec: "Given the sorted list `$A` (duplicates allowed), return the index of the first element strictly " +
 					"greater than `$B`, or `len($A)` if there is none.",
-				Ref: `def $FN($A: list, $B: int) -> int:
-    lo, hi = 0, len($A)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if $A[mid] <= $B:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-`,
+				Ref:   kataSource("binary_search_bounds/upper_bound.py"),
 				Wrong: []string{"if $A[mid] <= $B:", "if $A[mid] < $B:"},
 			},
 		},
@@ -1145,15 +803,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Flatten an arbitrarily nested list.",
 				Spec: "`$A` is a list whose elements are integers or (recursively) lists. Return a flat list of all the " +
 					"integers in left-to-right order.",
-				Ref: `def $FN($A: list) -> list:
-    out = []
-    for item in $A:
-        if isinstance(item, list):
-            out.extend($FN(item))
-        else:
-            out.append(item)
-    return out
-`,
+				Ref:   kataSource("flatten/flatten.py"),
 				Wrong: []string{"out.extend($FN(item))", "out.extend(item)"},
 			},
 			{
@@ -1161,15 +811,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Flatten a nested list up to a given depth.",
 				Spec: "Remove at most `$B` levels of nesting from `$A`: with `$B` = 0 the result equals `$A`, with " +
 					"`$B` = 1 the elements of directly nested lists are spliced in, and so on. Deeper lists stay lists.",
-				Ref: `def $FN($A: list, $B: int) -> list:
-    out = []
-    for item in $A:
-        if isinstance(item, list) and $B > 0:
-            out.extend($FN(item, $B - 1))
-        else:
-            out.append(item)
-    return out
-`,
+				Ref:   kataSource("flatten/flatten_depth.py"),
 				Wrong: []string{"$B > 0", "$B >= 0"},
 			},
 		},
@@ -1193,9 +835,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Rotate a matrix 90 degrees clockwise.",
 				Spec: "`$A` is a non-empty rectangular list of rows. Return a new matrix that is `$A` rotated a quarter " +
 					"turn clockwise (an `r x c` matrix becomes `c x r`); do not modify the input.",
-				Ref: `def $FN($A: list) -> list:
-    return [list(row) for row in zip(*$A[::-1])]
-`,
+				Ref:   kataSource("rotate_matrix/rotate_clockwise.py"),
 				Wrong: []string{"zip(*$A[::-1])", "zip(*$A)"},
 			},
 			{
@@ -1203,9 +843,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Rotate a grid 90 degrees counter-clockwise.",
 				Spec: "Return `$A` rotated a quarter turn counter-clockwise, as a new list of rows. The first row of the " +
 					"result is the last column of `$A`, read top to bottom.",
-				Ref: `def $FN($A: list) -> list:
-    return [list(row) for row in zip(*$A)][::-1]
-`,
+				Ref:   kataSource("rotate_matrix/rotate_counterclockwise.py"),
 				Wrong: []string{"[::-1]", ""},
 			},
 		},
@@ -1231,38 +869,15 @@ var kataFamilies = []*kataFamily{
 				Summary: "Prime factorisation with multiplicity.",
 				Spec: "Return the prime factors of the integer `$A` >= 2 in non-decreasing order, each repeated as often " +
 					"as it divides `$A` (so the product of the list is `$A`).",
-				Ref: `def $FN($A: int) -> list:
-    out = []
-    p = 2
-    while p * p <= $A:
-        while $A % p == 0:
-            out.append(p)
-            $A //= p
-        p += 1
-    if $A > 1:
-        out.append($A)
-    return out
-`,
+				Ref:   kataSource("prime_factors/prime_factors.py"),
 				Wrong: []string{"while $A % p == 0:", "if $A % p == 0:"},
 			},
 			{
 				Fn: "distinct_prime_factors", Args: []string{"number"},
 				Summary: "Distinct prime divisors.",
 				Spec:    "Return the sorted list of distinct primes that divide `$A` (`$A` >= 2), each listed once.",
-				Ref: `def $FN($A: int) -> list:
-    out = []
-    p = 2
-    while p * p <= $A:
-        if $A % p == 0:
-            out.append(p)
-            while $A % p == 0:
-                $A //= p
-        p += 1
-    if $A > 1:
-        out.append($A)
-    return out
-`,
-				Wrong: []string{"    if $A > 1:\n        out.append($A)\n", ""},
+				Ref:     kataSource("prime_factors/distinct_prime_factors.py"),
+				Wrong:   []string{"    if $A > 1:\n        out.append($A)\n", ""},
 			},
 		},
 	},
@@ -1282,27 +897,15 @@ var kataFamilies = []*kataFamily{
 				Fn: "lcm_of_list", Args: []string{"nums"},
 				Summary: "Least common multiple of a list.",
 				Spec:    "Return the least common multiple of the positive integers in `$A`. The LCM of an empty list is 1.",
-				Ref: `def $FN($A: list) -> int:
-    from math import gcd
-    result = 1
-    for x in $A:
-        result = result * x // gcd(result, x)
-    return result
-`,
-				Wrong: []string{"result * x // gcd(result, x)", "result * x"},
+				Ref:     kataSource("gcd_lcm/lcm_of_list.py"),
+				Wrong:   []string{"result * x // gcd(result, x)", "result * x"},
 			},
 			{
 				Fn: "gcd_of_list", Args: []string{"values"},
 				Summary: "Greatest common divisor of a list.",
 				Spec:    "Return the greatest common divisor of the positive integers in `$A`; return 0 for an empty list.",
-				Ref: `def $FN($A: list) -> int:
-    from math import gcd
-    result = 0
-    for x in $A:
-        result = gcd(result, x)
-    return result
-`,
-				Wrong: []string{"result = 0\n", "result = 1\n"},
+				Ref:     kataSource("gcd_lcm/gcd_of_list.py"),
+				Wrong:   []string{"result = 0\n", "result = 1\n"},
 			},
 		},
 	},
@@ -1321,10 +924,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Signed sum of decimal digits.",
 				Spec: "Return the sum of the decimal digits of `$A`. For a negative `$A` the result is negative: " +
 					"`-123` gives `-6`.",
-				Ref: `def $FN($A: int) -> int:
-    total = sum(int(d) for d in str(abs($A)))
-    return -total if $A < 0 else total
-`,
+				Ref:   kataSource("digit_sum/digit_sum.py"),
 				Wrong: []string{"return -total if $A < 0 else total", "return total"},
 			},
 			{
@@ -1332,11 +932,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Digital root of a non-negative integer.",
 				Spec: "Repeatedly replace `$A` by the sum of its decimal digits until a single digit remains, and return " +
 					"that digit.",
-				Ref: `def $FN($A: int) -> int:
-    while $A >= 10:
-        $A = sum(int(d) for d in str($A))
-    return $A
-`,
+				Ref:   kataSource("digit_sum/digital_root.py"),
 				Wrong: []string{"while $A >= 10:", "if $A >= 10:"},
 			},
 		},
@@ -1356,36 +952,15 @@ var kataFamilies = []*kataFamily{
 				Summary: "Index of the first non-repeating character.",
 				Spec: "Return the index of the first character of `$A` that occurs exactly once in the whole string, or " +
 					"-1 if every character repeats.",
-				Ref: `def $FN($A: str) -> int:
-    counts = {}
-    for ch in $A:
-        counts[ch] = counts.get(ch, 0) + 1
-    for i, ch in enumerate($A):
-        if counts[ch] == 1:
-            return i
-    return -1
-`,
-				WrongRef: `def $FN($A: str) -> int:
-    for i, ch in enumerate($A):
-        if ch not in $A[i + 1:]:
-            return i
-    return -1
-`,
+				Ref:      kataSource("first_unique_char/first_unique_index.py"),
+				WrongRef: kataSource("first_unique_char/first_unique_index.wrong.py"),
 			},
 			{
 				Fn: "first_unique_letter", Args: []string{"text"},
 				Summary: "First letter that does not repeat, ignoring case.",
 				Spec: "Find the first character of `$A` whose letter occurs only once when upper and lower case are " +
 					"considered equal, and return it as it appears in `$A`. Return `\"\"` if there is none.",
-				Ref: `def $FN($A: str) -> str:
-    counts = {}
-    for ch in $A.lower():
-        counts[ch] = counts.get(ch, 0) + 1
-    for ch in $A:
-        if counts[ch.lower()] == 1:
-            return ch
-    return ""
-`,
+				Ref:   kataSource("first_unique_char/first_unique_letter.py"),
 				Wrong: []string{".lower()", ""},
 			},
 		},
@@ -1420,17 +995,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Return `True` if `$A` consists of exactly four parts separated by dots, each part is made only of " +
 					"decimal digits, its value is between 0 and 255, and it has no leading zero (`\"0\"` itself is fine, " +
 					"`\"01\"` is not). Otherwise return `False`.",
-				Ref: `def $FN($A: str) -> bool:
-    parts = $A.split(".")
-    if len(parts) != 4:
-        return False
-    for p in parts:
-        if not p.isdigit() or int(p) > 255:
-            return False
-        if len(p) > 1 and p[0] == "0":
-            return False
-    return True
-`,
+				Ref:   kataSource("valid_ipv4/is_valid_ipv4.py"),
 				Wrong: []string{`if len(p) > 1 and p[0] == "0":`, `if len(p) > 3:`},
 			},
 			{
@@ -1438,17 +1003,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Lenient IPv4 check (leading zeros allowed).",
 				Spec: "`$A` is a valid address when it has exactly four dot-separated parts, each one to three decimal " +
 					"digits with a value of at most 255. Leading zeros are allowed (`\"010\"` is 10). Return a bool.",
-				Ref: `def $FN($A: str) -> bool:
-    parts = $A.split(".")
-    if len(parts) != 4:
-        return False
-    for p in parts:
-        if not p.isdigit() or int(p) > 255:
-            return False
-        if len(p) > 3:
-            return False
-    return True
-`,
+				Ref:   kataSource("valid_ipv4/valid_ip.py"),
 				Wrong: []string{"if len(parts) != 4:", "if len(parts) < 4:"},
 			},
 		},
@@ -1481,50 +1036,16 @@ var kataFamilies = []*kataFamily{
 				Summary: "Longest common prefix of a list of strings.",
 				Spec: "Return the longest string that is a prefix of every string in `$A`. Return `\"\"` when `$A` is " +
 					"empty or the strings share no prefix.",
-				Ref: `def $FN($A: list) -> str:
-    if not $A:
-        return ""
-    prefix = $A[0]
-    for w in $A[1:]:
-        while not w.startswith(prefix):
-            prefix = prefix[:-1]
-    return prefix
-`,
-				WrongRef: `def $FN($A: list) -> str:
-    if not $A:
-        return ""
-    first, last = $A[0], $A[-1]
-    i = 0
-    while i < min(len(first), len(last)) and first[i] == last[i]:
-        i += 1
-    return first[:i]
-`,
+				Ref:      kataSource("longest_common_prefix/longest_common_prefix.py"),
+				WrongRef: kataSource("longest_common_prefix/longest_common_prefix.wrong.py"),
 			},
 			{
 				Fn: "common_prefix_ci", Args: []string{"strings"},
 				Summary: "Case-insensitive common prefix.",
 				Spec: "Lower-case every string of `$A` and return their longest common prefix (in lower case). An empty " +
 					"list gives `\"\"`.",
-				Ref: `def $FN($A: list) -> str:
-    words = [w.lower() for w in $A]
-    if not words:
-        return ""
-    prefix = words[0]
-    for w in words[1:]:
-        while not w.startswith(prefix):
-            prefix = prefix[:-1]
-    return prefix
-`,
-				WrongRef: `def $FN($A: list) -> str:
-    words = [w.lower() for w in $A]
-    if not words:
-        return ""
-    first, last = words[0], words[-1]
-    i = 0
-    while i < min(len(first), len(last)) and first[i] == last[i]:
-        i += 1
-    return first[:i]
-`,
+				Ref:      kataSource("longest_common_prefix/common_prefix_ci.py"),
+				WrongRef: kataSource("longest_common_prefix/common_prefix_ci.wrong.py"),
 			},
 		},
 	},
@@ -1557,11 +1078,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "`$A` is a concatenation of `<number><unit>` parts with units `h` (hours), `m` (minutes) and `s` " +
 					"(seconds), each present at most once, in that order. Numbers may have several digits. Return the total " +
 					"number of seconds as an int.",
-				Ref: `def $FN($A: str) -> int:
-    import re
-    units = {"h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([hms])", $A))
-`,
+				Ref:   kataSource("parse_duration/parse_duration.py"),
 				Wrong: []string{`(\d+)`, `(\d)`},
 			},
 			{
@@ -1569,11 +1086,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Duration string with days to seconds.",
 				Spec: "`$A` contains parts such as `2d`, `3h`, `15m`, `40s` (days, hours, minutes, seconds), optionally " +
 					"separated by spaces. Return the total in seconds.",
-				Ref: `def $FN($A: str) -> int:
-    import re
-    units = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)\s*([dhms])", $A))
-`,
+				Ref:   kataSource("parse_duration/to_seconds.py"),
 				Wrong: []string{`(\d+)`, `(\d)`},
 			},
 		},
@@ -1590,13 +1103,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "0/1 knapsack.",
 				Spec: "Item `i` has weight `$A[i]` and value `$B[i]`. Each item can be taken at most once. Return the " +
 					"maximum total value of items whose total weight does not exceed `$C`.",
-				Ref: `def $FN($A: list, $B: list, $C: int) -> int:
-    best = [0] * ($C + 1)
-    for w, v in zip($A, $B):
-        for cap in range($C, w - 1, -1):
-            best[cap] = max(best[cap], best[cap - w] + v)
-    return best[$C]
-`,
+				Ref:   kataSource("knapsack/knapsack.py"),
 				Wrong: []string{"range($C, w - 1, -1)", "range(w, $C + 1)"},
 			},
 			{
@@ -1604,13 +1111,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Knapsack with unlimited copies.",
 				Spec: "Every item may be used any number of times. With weights `$A`, values `$B` and weight limit `$C`, " +
 					"return the largest achievable total value.",
-				Ref: `def $FN($A: list, $B: list, $C: int) -> int:
-    best = [0] * ($C + 1)
-    for w, v in zip($A, $B):
-        for cap in range(w, $C + 1):
-            best[cap] = max(best[cap], best[cap - w] + v)
-    return best[$C]
-`,
+				Ref:   kataSource("knapsack/unbounded_knapsack.py"),
 				Wrong: []string{"range(w, $C + 1)", "range($C, w - 1, -1)"},
 			},
 		},
@@ -1631,32 +1132,14 @@ var kataFamilies = []*kataFamily{
 				Summary: "Length of the longest common subsequence.",
 				Spec: "Return the length of the longest sequence of characters that appears, in order but not " +
 					"necessarily contiguously, in both `$A` and `$B`.",
-				Ref: `def $FN($A: str, $B: str) -> int:
-    dp = [[0] * (len($B) + 1) for _ in range(len($A) + 1)]
-    for i in range(1, len($A) + 1):
-        for j in range(1, len($B) + 1):
-            if $A[i - 1] == $B[j - 1]:
-                dp[i][j] = dp[i - 1][j - 1] + 1
-            else:
-                dp[i][j] = max(dp[i - 1][j], dp[i][j - 1])
-    return dp[len($A)][len($B)]
-`,
+				Ref: kataSource("longest_common_subsequence/lcs_length.py"),
 			},
 			{
 				Fn: "common_subsequence_length", Args: []string{"first", "second"},
 				Summary: "Case-insensitive LCS length.",
 				Spec: "Like the classic longest common subsequence, but letters match regardless of case. Return the " +
 					"length for `$A` and `$B`.",
-				Ref: `def $FN($A: str, $B: str) -> int:
-    dp = [[0] * (len($B) + 1) for _ in range(len($A) + 1)]
-    for i in range(1, len($A) + 1):
-        for j in range(1, len($B) + 1):
-            if $A[i - 1].lower() == $B[j - 1].lower():
-                dp[i][j] = dp[i - 1][j - 1] + 1
-            else:
-                dp[i][j] = max(dp[i - 1][j], dp[i][j - 1])
-    return dp[len($A)][len($B)]
-`,
+				Ref: kataSource("longest_common_subsequence/common_subsequence_length.py"),
 			},
 		},
 	},
@@ -1675,12 +1158,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Ways to climb a staircase with 1- and 2-steps.",
 				Spec: "You climb `$A` stairs taking 1 or 2 steps at a time. Return the number of distinct ordered ways to " +
 					"reach the top. There is one way to climb 0 stairs.",
-				Ref: `def $FN($A: int) -> int:
-    a, b = 1, 1
-    for _ in range($A):
-        a, b = b, a + b
-    return a
-`,
+				Ref:   kataSource("climb_stairs/climb_stairs.py"),
 				Wrong: []string{"a, b = 1, 1", "a, b = 1, 2"},
 			},
 			{
@@ -1688,21 +1166,8 @@ var kataFamilies = []*kataFamily{
 				Summary: "Ordered step sequences reaching n.",
 				Spec: "Each move climbs a number of stairs taken from `$B`. Return how many ordered sequences of moves " +
 					"climb exactly `$A` stairs (different orders count separately; 0 stairs can be climbed in one way).",
-				Ref: `def $FN($A: int, $B: list) -> int:
-    ways = [1] + [0] * $A
-    for total in range(1, $A + 1):
-        for s in $B:
-            if s <= total:
-                ways[total] += ways[total - s]
-    return ways[$A]
-`,
-				WrongRef: `def $FN($A: int, $B: list) -> int:
-    ways = [1] + [0] * $A
-    for s in $B:
-        for total in range(s, $A + 1):
-            ways[total] += ways[total - s]
-    return ways[$A]
-`,
+				Ref:      kataSource("climb_stairs/count_step_sequences.py"),
+				WrongRef: kataSource("climb_stairs/count_step_sequences.wrong.py"),
 			},
 		},
 	},
@@ -1734,12 +1199,8 @@ var kataFamilies = []*kataFamily{
 				Spec: "Words in `$A` are separated by single spaces. Return the sentence with the first character of " +
 					"every word upper-cased and the rest of the word lower-cased (`\"don't\"` becomes `\"Don't\"`, " +
 					"`\"3rd\"` stays `\"3rd\"`).",
-				Ref: `def $FN($A: str) -> str:
-    return " ".join(w[:1].upper() + w[1:].lower() for w in $A.split(" "))
-`,
-				WrongRef: `def $FN($A: str) -> str:
-    return $A.title()
-`,
+				Ref:      kataSource("title_case/capitalize_words.py"),
+				WrongRef: kataSource("title_case/capitalize_words.wrong.py"),
 			},
 			{
 				Fn: "headline", Args: []string{"title"},
@@ -1747,16 +1208,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "Capitalise each space-separated word of `$A` (first character upper-case, the rest lower-case), " +
 					"except the small words a, an, and, the, of, in, on and to, which are written in lower case unless they " +
 					"are the first word.",
-				Ref: `def $FN($A: str) -> str:
-    small = {"a", "an", "and", "the", "of", "in", "on", "to"}
-    out = []
-    for i, w in enumerate($A.split(" ")):
-        if i > 0 and w.lower() in small:
-            out.append(w.lower())
-        else:
-            out.append(w[:1].upper() + w[1:].lower())
-    return " ".join(out)
-`,
+				Ref:   kataSource("title_case/headline.py"),
 				Wrong: []string{"if i > 0 and w.lower() in small:", "if w.lower() in small:"},
 			},
 		},
@@ -1772,12 +1224,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Rotate a list to the right.",
 				Spec: "Return a new list with the elements of `$A` rotated `$B` positions to the right (the last element " +
 					"moves to the front on each step). `$B` can be larger than the length; an empty list stays empty.",
-				Ref: `def $FN($A: list, $B: int) -> list:
-    if not $A:
-        return []
-    k = $B % len($A)
-    return $A[-k:] + $A[:-k] if k else list($A)
-`,
+				Ref:   kataSource("rotate_list/rotate_right.py"),
 				Wrong: []string{"k = $B % len($A)", "k = $B"},
 			},
 			{
@@ -1785,12 +1232,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Rotate a list to the left.",
 				Spec: "Move the first element of `$A` to the end, `$B` times, and return the result as a new list. " +
 					"`$B` may exceed `len($A)`.",
-				Ref: `def $FN($A: list, $B: int) -> list:
-    if not $A:
-        return []
-    k = $B % len($A)
-    return $A[k:] + $A[:k]
-`,
+				Ref:   kataSource("rotate_list/rotate_left.py"),
 				Wrong: []string{"k = $B % len($A)", "k = $B"},
 			},
 		},
@@ -1806,9 +1248,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Split a list into chunks.",
 				Spec: "Split `$A` into consecutive chunks of `$B` elements (`$B` >= 1). The last chunk may be shorter. " +
 					"Return the list of chunks.",
-				Ref: `def $FN($A: list, $B: int) -> list:
-    return [$A[i:i + $B] for i in range(0, len($A), $B)]
-`,
+				Ref:   kataSource("chunk_list/chunk.py"),
 				Wrong: []string{"range(0, len($A), $B)", "range(0, len($A) - $B + 1, $B)"},
 			},
 			{
@@ -1816,9 +1256,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Split a list into full chunks only.",
 				Spec: "Cut `$A` into consecutive groups of exactly `$B` elements and return them as a list of lists; " +
 					"trailing elements that do not fill a whole group are dropped.",
-				Ref: `def $FN($A: list, $B: int) -> list:
-    return [$A[i:i + $B] for i in range(0, len($A) - $B + 1, $B)]
-`,
+				Ref:   kataSource("chunk_list/full_chunks.py"),
 				Wrong: []string{"range(0, len($A) - $B + 1, $B)", "range(0, len($A), $B)"},
 			},
 		},
@@ -1842,15 +1280,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Remove duplicates, keeping first occurrences.",
 				Spec: "Return the elements of `$A` without duplicates, keeping the first occurrence of each value and " +
 					"the original order.",
-				Ref: `def $FN($A: list) -> list:
-    seen = set()
-    out = []
-    for x in $A:
-        if x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
-`,
+				Ref:   kataSource("dedupe/unique_in_order.py"),
 				Wrong: []string{"    return out\n", "    return sorted(out)\n"},
 			},
 			{
@@ -1858,15 +1288,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Case-insensitive de-duplication.",
 				Spec: "Remove words from `$A` that repeat an earlier word when case is ignored; keep the first spelling " +
 					"and the original order.",
-				Ref: `def $FN($A: list) -> list:
-    seen = set()
-    out = []
-    for x in $A:
-        if x.lower() not in seen:
-            seen.add(x.lower())
-            out.append(x)
-    return out
-`,
+				Ref:   kataSource("dedupe/dedupe_words.py"),
 				Wrong: []string{"x.lower()", "x"},
 			},
 		},
@@ -1886,13 +1308,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Count letters, ignoring case.",
 				Spec: "Return a dict mapping each letter that occurs in `$A` (lower-cased) to its number of occurrences. " +
 					"Non-letters are ignored; `\"A\"` and `\"a\"` count as the same letter.",
-				Ref: `def $FN($A: str) -> dict:
-    counts = {}
-    for ch in $A.lower():
-        if ch.isalpha():
-            counts[ch] = counts.get(ch, 0) + 1
-    return dict(sorted(counts.items()))
-`,
+				Ref:   kataSource("char_frequency/letter_counts.py"),
 				Wrong: []string{"$A.lower()", "$A"},
 			},
 			{
@@ -1900,14 +1316,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Most frequent character.",
 				Spec: "Return the character that occurs most often in `$A` (spaces and punctuation count too). Break ties " +
 					"by returning the smallest such character in Python string order. Return `\"\"` for an empty string.",
-				Ref: `def $FN($A: str) -> str:
-    counts = {}
-    for ch in $A:
-        counts[ch] = counts.get(ch, 0) + 1
-    if not counts:
-        return ""
-    return min(counts, key=lambda ch: (-counts[ch], ch))
-`,
+				Ref:   kataSource("char_frequency/most_common_char.py"),
 				Wrong: []string{"min(counts, key=lambda ch: (-counts[ch], ch))", "max(counts, key=lambda ch: counts[ch])"},
 			},
 		},
@@ -1931,18 +1340,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Write an integer in another base.",
 				Spec: "Return the representation of `$A` in base `$B` (2 <= `$B` <= 36) using the digits `0-9` then " +
 					"`a-z`. Negative numbers get a leading `-`; zero is `\"0\"`.",
-				Ref: `def $FN($A: int, $B: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    if $A == 0:
-        return "0"
-    sign = "-" if $A < 0 else ""
-    $A = abs($A)
-    out = []
-    while $A:
-        $A, r = divmod($A, $B)
-        out.append(digits[r])
-    return sign + "".join(reversed(out))
-`,
+				Ref:   kataSource("base_convert/to_base.py"),
 				Wrong: []string{`"".join(reversed(out))`, `"".join(out)`},
 			},
 			{
@@ -1950,14 +1348,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Parse an integer written in another base.",
 				Spec: "`$A` is an integer written in base `$B` (2..36) with digits `0-9a-z` and an optional leading `-`. " +
 					"Return its value as an int, without calling `int($A, $B)`.",
-				Ref: `def $FN($A: str, $B: int) -> int:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    sign = -1 if $A.startswith("-") else 1
-    value = 0
-    for ch in $A.lstrip("-"):
-        value = value * $B + digits.index(ch.lower())
-    return sign * value
-`,
+				Ref:   kataSource("base_convert/from_base.py"),
 				Wrong: []string{"value * $B", "value * 10"},
 			},
 		},
@@ -1981,27 +1372,7 @@ var kataFamilies = []*kataFamily{
 			}
 			return []any{g}
 		},
-		Ref: `def $FN($A: list) -> int:
-    rows = len($A)
-    cols = len($A[0]) if rows else 0
-    seen = [[False] * cols for _ in range(rows)]
-    moves = MOVES
-    count = 0
-    for r in range(rows):
-        for c in range(cols):
-            if $A[r][c] == 1 and not seen[r][c]:
-                count += 1
-                stack = [(r, c)]
-                seen[r][c] = True
-                while stack:
-                    y, x = stack.pop()
-                    for dy, dx in moves:
-                        ny, nx = y + dy, x + dx
-                        if 0 <= ny < rows and 0 <= nx < cols and $A[ny][nx] == 1 and not seen[ny][nx]:
-                            seen[ny][nx] = True
-                            stack.append((ny, nx))
-    return count
-`,
+		Ref: kataSource("count_islands/family.py"),
 		Variants: []kataVariant{
 			{
 				Fn: "count_islands", Args: []string{"grid"},
@@ -2033,25 +1404,7 @@ var kataFamilies = []*kataFamily{
 				Spec: "`$A` is a list of tokens: integers (possibly negative, as strings) and the operators `+`, `-`, " +
 					"`*`, `/`. Evaluate the expression with a stack. Division is integer division that truncates toward " +
 					"zero (`-7 / 2` is `-3`). The expression is valid and never divides by zero.",
-				Ref: `def $FN($A: list) -> int:
-    stack = []
-    for tok in $A:
-        if tok in ("+", "-", "*", "/"):
-            b = stack.pop()
-            a = stack.pop()
-            if tok == "+":
-                stack.append(a + b)
-            elif tok == "-":
-                stack.append(a - b)
-            elif tok == "*":
-                stack.append(a * b)
-            else:
-                q = abs(a) // abs(b)
-                stack.append(q if (a >= 0) == (b > 0) else -q)
-        else:
-            stack.append(int(tok))
-    return stack[-1]
-`,
+				Ref:   kataSource("eval_rpn/eval_rpn.py"),
 				Wrong: []string{"q = abs(a) // abs(b)\n                stack.append(q if (a >= 0) == (b > 0) else -q)", "stack.append(a // b)"},
 			},
 			{
@@ -2059,25 +1412,7 @@ var kataFamilies = []*kataFamily{
 				Summary: "Evaluate a postfix expression string.",
 				Spec: "`$A` is a space-separated postfix expression over integers with `+`, `-`, `*` and `/`. Division " +
 					"truncates toward zero. Return the integer result.",
-				Ref: `def $FN($A: str) -> int:
-    stack = []
-    for tok in $A.split():
-        if tok in ("+", "-", "*", "/"):
-            b = stack.pop()
-            a = stack.pop()
-            if tok == "+":
-                stack.append(a + b)
-            elif tok == "-":
-                stack.append(a - b)
-            elif tok == "*":
-                stack.append(a * b)
-            else:
-                q = abs(a) // abs(b)
-                stack.append(q if (a >= 0) == (b > 0) else -q)
-        else:
-            stack.append(int(tok))
-    return stack[-1]
-`,
+				Ref:   kataSource("eval_rpn/evaluate_postfix.py"),
 				Wrong: []string{"q = abs(a) // abs(b)\n                stack.append(q if (a >= 0) == (b > 0) else -q)", "stack.append(a // b)"},
 			},
 		},

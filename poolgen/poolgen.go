@@ -1,22 +1,35 @@
 // Package poolgen generates realistic, labelled task pools in the Harbor task
-// format. The pools are ground truth for measuring otcurate's filters: every
-// task carries a Label saying whether it is good and, if not, which defect was
-// injected and which stage is expected to drop it.
+// format (`otcurate gen-pool`). The pools are ground truth for measuring
+// otcurate's filters: every task carries a Label saying whether it is good
+// and, if not, which defect was injected and which stage is expected to drop
+// it, with which reason.
 //
 // Two task families are produced:
 //
 //   - "kata": pymethods2test-like single-function Python contracts (a
 //     docstring-style instruction, pytest tests, an oracle that writes
-//     /app/solution.py). Expected values in the tests are computed by running
-//     the Python reference implementation in one python3 subprocess per chunk
-//     of tasks; nothing is hand-computed in Go.
+//     /app/solution.py), drawn from kata families of a few variants each.
+//     The reference and wrong implementations are Python files under
+//     katas/, embedded with go:embed (kata_families.go holds the rest:
+//     test-case generators, wording, mutations). Expected values in the
+//     tests are computed by running the reference implementation; nothing
+//     is hand-computed in Go.
 //   - "nl2bash": short shell tasks over seed files baked into the image
 //     (environment/seeds/ copied to /app/data/), checked by a bash verifier
-//     against an expected output computed in the same Python batch from a
-//     model of the oracle command (the tests check the model against the real
-//     oracle run on the host; Options.HostCheck does it for every task).
+//     against an expected output computed from a Python model of the oracle
+//     command (the tests check the model against the real oracle run on the
+//     host; Options.HostCheck does it for every task).
 //
-// Everything is deterministic from Options.Seed.
+// The Python work runs in batch.py (embedded too), one python3 subprocess
+// per chunk of tasks, chunks computed ahead in parallel and emitted in
+// order. Defects (Rates, DefectKinds) are injected at every level a real
+// pool breaks: the gzip/tar bytes, the bundle's structure, task.toml, the
+// Dockerfile, and the verifier's or oracle's runtime behaviour. Generate
+// streams the tasks; WritePool writes them as a parquet dataset or as task
+// directories, with a labels.jsonl sidecar.
+//
+// Everything is deterministic from Options (the seed in particular): the
+// same options give byte-identical pools.
 package poolgen
 
 import (

@@ -1,6 +1,11 @@
-// Package traces exports SFT data: a teacher policy runs over a task set
-// through the agent harness, and the trajectories the verifier scores as
-// solved become chat-format training rows.
+// Package traces exports SFT data (`otcurate traces`): a teacher policy
+// runs over a task set through the agent harness, a few attempts per task
+// in fresh sandboxes, and the trajectories the verifier rewards at least
+// MinReward (solved, by default) become chat-format training rows (the
+// usual `conversations` list, plus task, reward, model and episode) in a
+// parquet file written atomically. Infrastructure failures and task
+// defects are counted in Stats, never exported; a task defect ends that
+// task's attempts.
 package traces
 
 import (

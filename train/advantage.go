@@ -11,7 +11,7 @@ type GroupStats struct {
 }
 
 // RLOON computes leave-one-out advantages with rloo_n semantics (SkyRL's
-// compute_rloo_n_outcome_advantage, ../shared/notes/rl.md §2). rewards and
+// compute_rloo_n_outcome_advantage). rewards and
 // included are per sample, groups[i] is sample i's group id. Per group:
 // excluded samples get 0 and stay out of the baseline; a group with fewer
 // than minGroup included samples, or whose included rewards are all

@@ -1,8 +1,18 @@
 // Package train is otcurate's RL loop: RLOO (rloo_n) on a curated task
-// set, rolling a policy out through the agent harness in real sandboxes,
+// set, rolling a policy out through the agent harness in sandboxes,
 // scoring every attempt with the task's verifier, and updating the policy
-// in process (the built-in policy) or through an external learner (a
-// served model, see Learner).
+// through a Learner: in process for the built-in policy (Builtin, a
+// PPO-clip step on its weights), or through an external learner process
+// for a served model (External: experience parquet out, a published
+// version back; see integrations/learner).
+//
+// Each step draws B tasks (seeded epochs; optionally sitting out tasks
+// whose whole group passed), plays K attempts of each, and computes
+// leave-one-out advantages (RLOON) over the attempts that were scored:
+// infrastructure failures and task defects stay out of the baseline, and
+// too many infrastructure failures stop the run. Steps append to
+// RUN_DIR/metrics.jsonl, held-out greedy evaluations to eval.jsonl, and
+// checkpoints plus state.json make a run resumable to the same draws.
 package train
 
 import (

@@ -14,10 +14,11 @@
 //     build and container per run, a fixed number of runs, no early stop)
 //     on a sample of the labelled pool's tasks.
 //
-// It runs real sandboxes on the Docker engine (make setup first) and
+// It drives a built otcurate binary (-bin, default bin/otcurate: make build
+// first), runs real sandboxes on the Docker engine (make setup first) and
 // asserts nothing: it prints measurements and whether each target is met.
 //
-//	go run ./bench/accuracy [-n 500] [-flaky 100] [-naive 12] [-workers 2]
+//	go run ./bench/accuracy [-n 500] [-flaky 100] [-naive 12] [-workers 2] [-bin bin/otcurate]
 package main
 
 import (

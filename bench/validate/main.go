@@ -2,11 +2,13 @@
 // physical limit (single-process `gzip -dc` of the same blobs) and a plain
 // Python tarfile extractor, side by side in one run, on a 5,000-task pool
 // and again on a 20,000-task one (where the process's fixed costs weigh
-// less), and measures peak RSS on the large pool and on a pool of 10 MB
-// blobs. It prints ratios and
-// medians; it asserts nothing (targets live in the README and the issue).
+// less), and measures peak RSS of the static stages (validate, dedup,
+// lint) on the large pool and on a pool of 10 MB blobs. It drives a built
+// otcurate binary (-bin, default bin/otcurate: make build first) and needs
+// no sandbox. It prints ratios and medians; it asserts nothing (targets
+// live in the README and the issue).
 //
-//	go run ./bench/validate [-n 5000] [-big 20000] [-rounds 5]
+//	go run ./bench/validate [-n 5000] [-big 20000] [-rounds 5] [-no-python] [-bin bin/otcurate]
 package main
 
 import (

@@ -1,5 +1,12 @@
-// Command otcurate curates RL task pools: it validates, deduplicates,
-// filters and selects Harbor tasks and writes the reference parquet format.
+// Command otcurate curates RL task pools: it validates, deduplicates and
+// lints Harbor tasks, runs them in sandboxes to filter out broken and
+// flaky ones, explains every drop, and writes the reference parquet format
+// (build, filter, validate, merge). It also handles datasets (pack,
+// unpack, inspect, report), generates labelled test pools (gen-pool), runs
+// a task with an agent (run), exports SFT traces (traces), trains a policy
+// with RLOO (train), and cleans up sandboxes (sandbox gc). This package is
+// the CLI: flags, wiring and help; the work is done by the packages it
+// calls.
 package main
 
 import (

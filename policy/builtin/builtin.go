@@ -1,10 +1,15 @@
 // Package builtin is the embedded CPU policy: a log-linear softmax over
 // structured shell actions. Each turn it makes a few categorical
 // decisions (act, look around or declare the task complete; which
-// command template; which value from the instruction fills each slot),
-// each π(o|s) = softmax(θ·φ(s,o)/T), and emits the result as real
-// terminus-2 JSON, so the harness, parser, terminal and verifier path is
-// exactly the one a language model goes through.
+// command template, from a fixed vocabulary of generic text and file
+// commands; which candidate value fills each typed slot), each
+// π(o|s) = softmax(θ·φ(s,o)/T), and emits the result as real terminus-2
+// JSON, so the harness, parser, terminal and verifier path is exactly the
+// one a language model goes through. It starts from a small documented
+// cold-start prior (prefer commands whose description shares words with
+// the instruction, write where the text says to write, finish after
+// acting) and learns everything else; Update and UpdateAdaGrad step its
+// weights, Save and Restore checkpoint them.
 //
 // The "tokens" of a completion are the chosen option indices, one per
 // decision, and their log-probabilities are exact; the trainer replays

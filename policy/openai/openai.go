@@ -5,7 +5,9 @@
 // rollout requests (policy.Request.Rollout) it asks for behaviour
 // log-probabilities (`logprobs: true`) and for the exact token ids
 // (`return_token_ids: true`, a vLLM extension) and returns them aligned in
-// policy.Completion.
+// policy.Completion. For the trainer's external learner it is also a
+// model switcher: SetModel changes the served model name later requests
+// use, and LoadLoRA loads a LoRA adapter into a vLLM server at run time.
 //
 // Errors are classified the way the harness needs them:
 //

@@ -1,0 +1,8 @@
+def __FN__(__A__: int) -> str:
+    table = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+    out = []
+    for value, symbol in table:
+        while __A__ >= value:
+            out.append(symbol)
+            __A__ -= value
+    return "".join(out)

@@ -1,0 +1,10 @@
+def __FN__(__A__: str) -> bool:
+    parts = __A__.split(".")
+    if len(parts) != 4:
+        return False
+    for p in parts:
+        if not p.isdigit() or int(p) > 255:
+            return False
+        if len(p) > 3:
+            return False
+    return True
