@@ -16,6 +16,7 @@ import (
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/daytona"
+	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -239,13 +240,13 @@ func newBackend(cmd *cobra.Command, g *globals, host, runID string) (sandbox.Bac
 		return backend(daytona.New(cmd.Context(), daytona.Options{APIURL: os.Getenv("DAYTONA_API_URL"), APIKey: os.Getenv("DAYTONA_API_KEY"),
 			Target: os.Getenv("DAYTONA_TARGET"), RunID: runID, Logger: g.logger}))
 	case strings.ContainsAny(host, ",="):
-		engines, err := sandbox.ParseFleet(host)
+		engines, err := docker.ParseFleet(host)
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--docker-host: %w", err))
 		}
-		return backend(sandbox.NewFleet(cmd.Context(), engines, runID, g.logger))
+		return backend(docker.NewFleet(cmd.Context(), engines, runID, g.logger))
 	}
-	return backend(sandbox.NewDocker(cmd.Context(), sandbox.DockerOptions{Host: host, RunID: runID, Logger: g.logger}))
+	return backend(docker.New(cmd.Context(), docker.Options{Host: host, RunID: runID, Logger: g.logger}))
 }
 
 // backend returns a constructor's result as an interface that is nil on

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/sandbox/kube"
 )
 
@@ -69,7 +70,7 @@ func newKubeBackend(cmd *cobra.Command, g *globals, runID string) (sandbox.Backe
 		}
 		o.StartTimeout = time.Duration(sec) * time.Second
 	}
-	builder, err := sandbox.NewDocker(cmd.Context(), sandbox.DockerOptions{RunID: runID, Logger: g.logger})
+	builder, err := docker.New(cmd.Context(), docker.Options{RunID: runID, Logger: g.logger})
 	if err != nil {
 		return nil, fmt.Errorf("kube backend: the image builder: %w", err)
 	}
@@ -85,7 +86,7 @@ func newKubeBackend(cmd *cobra.Command, g *globals, runID string) (sandbox.Backe
 // kubeWithBuilder closes the builder with the backend.
 type kubeWithBuilder struct {
 	*kube.Backend
-	builder *sandbox.Docker
+	builder *docker.Engine
 }
 
 func (k *kubeWithBuilder) Close() error {
