@@ -22,7 +22,7 @@ import (
 	"github.com/otcurate/otcurate/trial"
 )
 
-// FleetEnv names the engines of the fleet tests: the --docker-host list
+// FleetEnv names the engines of the fleet tests: the --sandbox list
 // scripts/fleet.sh prints (make test sets it). Without it the tests are
 // skipped, or fail when OTCURATE_REQUIRE_DOCKER is set.
 const FleetEnv = "OTCURATE_FLEET"
