@@ -165,7 +165,7 @@ func TestFleetSurvivesEngineLoss(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	t.Cleanup(func() { // bring the engine back for later tests
-		if out, err := exec.Command("../scripts/fleet.sh", "up", strconv.Itoa(len(strings.Split(os.Getenv(FleetEnv), ","))-1)).CombinedOutput(); err != nil {
+		if out, err := exec.Command("../../scripts/fleet.sh", "up", strconv.Itoa(len(strings.Split(os.Getenv(FleetEnv), ","))-1)).CombinedOutput(); err != nil {
 			t.Errorf("restarting the engine: %v\n%s", err, out)
 		}
 		// The killed engine's containers outlive it: remove them now it answers.
