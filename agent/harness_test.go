@@ -13,6 +13,7 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 )
@@ -82,7 +83,7 @@ func reply(complete bool, cmds ...any) string {
 }
 
 // episode starts a sandbox for tk and plays one episode of pol in it.
-func episode(t *testing.T, d *sandbox.Docker, runID string, tk *trial.Task, pol policy.Policy, cfg agent.Config) (*agent.Trajectory, sandbox.Sandbox) {
+func episode(t *testing.T, d *docker.Engine, runID string, tk *trial.Task, pol policy.Policy, cfg agent.Config) (*agent.Trajectory, sandbox.Sandbox) {
 	t.Helper()
 	ctx := context.Background()
 	envFiles, _ := tk.Bundle.Entries("environment")

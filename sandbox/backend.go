@@ -24,6 +24,10 @@ const (
 	LabelLogDirs = "otcurate.logdirs"
 )
 
+// LogDirs are created world-writable in every sandbox, as Harbor does, so
+// a non-root agent or verifier can write there.
+var LogDirs = []string{"logs/agent", "logs/verifier", "logs/artifacts"}
+
 // Environment is what a task's environment/ directory defines.
 type Environment struct {
 	Hash         string         // content hash of environment/ (bundle.Bundle.EnvHash)

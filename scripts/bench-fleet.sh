@@ -33,7 +33,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		for ((k = 0; k < n; k++)); do list+="${list:+,}${all[$k]}=$CAP"; done
 		t0=$(date +%s.%N)
 		bin/otcurate filter --stage flaky --in "$work/pool" -o "$work/out-$n-$r.parquet" --run-dir "$work/run-$n-$r" \
-			--flaky-repeats 2 --docker-host "$list" --workers $((n * CAP)) --log-level warn >/dev/null
+			--flaky-repeats 2 --sandbox "$list" --workers $((n * CAP)) --log-level warn >/dev/null
 		t1=$(date +%s.%N)
 		w=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 		walls[$n]+="$w "

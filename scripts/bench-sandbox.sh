@@ -10,7 +10,7 @@ COUNT=${COUNT:-3}
 REPEATS=${REPEATS:-5}
 
 echo "== sandbox per-run cost (BenchmarkSandboxRun, 10 runs x $COUNT) =="
-out=$(go test -run '^$' -bench 'SandboxRun' -benchtime 10x -count "$COUNT" ./sandbox/)
+out=$(go test -run '^$' -bench 'SandboxRun' -benchtime 10x -count "$COUNT" ./sandbox/docker/)
 echo "$out" | grep -E '^Benchmark' || { echo "$out"; exit 1; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 api=$(echo "$out" | awk '/SandboxRun\/api-/ {print $3}' | median)

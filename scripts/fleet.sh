@@ -7,7 +7,7 @@
 # the main engine (docker save | load).
 #
 #   scripts/fleet.sh up N     start engines 1..N (idempotent); prints the
-#                             --docker-host list of the main engine + them
+#                             --sandbox list of the main engine + them
 #   scripts/fleet.sh hosts N  print that list
 #   scripts/fleet.sh ssh      start an sshd on 127.0.0.1:2222 in front of the
 #                             main engine (what an ssh:// engine needs: sshd

@@ -126,7 +126,7 @@ wait_pod() {
 }
 # shellcheck disable=SC2206 # FLAGS is a word list
 build_kube=("$BIN" build --pool "$WORK/data/pool.parquet" -o "$WORK/int.parquet" --run-dir "$WORK/int-run"
-	--docker-host kube $FLAGS --target 5 --log-level warn --no-progress)
+	--sandbox kube $FLAGS --target 5 --log-level warn --no-progress)
 # Started directly (not through a function), so $! is otcurate itself.
 "${build_kube[@]}" >/dev/null 2>&1 &
 pid=$!

@@ -41,6 +41,7 @@ import (
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/poolgen"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -379,7 +380,7 @@ func naive(poolFile string, labels []poolgen.Label, final map[string]pipeline.De
 	}
 	ctx := context.Background()
 	runID := fmt.Sprintf("bench-naive-%d", time.Now().UnixNano())
-	d, err := sandbox.NewDocker(ctx, sandbox.DockerOptions{RunID: runID})
+	d, err := docker.New(ctx, docker.Options{RunID: runID})
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ type buildOptions struct {
 	shards    int
 	lint      string
 	repeats   int
-	dockerURL string
+	sandboxes string // --sandbox SPEC: where sandboxes run
 
 	stratify   string
 	maxBuild   time.Duration
@@ -57,7 +57,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.maxBuild, "env-max-build", filters.DefaultMaxBuild, "env stage: builds slower than this are cut off and dropped as environment_slow_build")
 	f.IntVar(&o.envRepeats, "env-repeats", 1, "env stage: measurements per unique environment (the later ones rebuilt without cache); any disagreement drops it as environment_unstable")
 	f.IntVar(&o.repeats, "flaky-repeats", 9, "flaky stage: oracle verifier runs per task (stops at the first disagreement)")
-	f.StringVar(&o.dockerURL, "docker-host", "", dockerHostHelp)
+	addSandboxFlag(f, &o.sandboxes)
 	f.IntVar(&o.attempts, "difficulty-attempts", 8, "difficulty stage: attempts per task (k)")
 	f.StringVar(&o.rule, "difficulty-rule", filters.RuleSolvable, "difficulty stage keep rule: solvable (pass@k > 0, the reference rule) or band")
 	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
@@ -153,7 +153,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		if runID == "" {
 			runID = newRunID()
 		}
-		backend, err := openSandbox(cmd, g, o.dockerURL, runID)
+		backend, err := openSandbox(cmd, g, o.sandboxes, runID)
 		if err != nil {
 			return fmt.Errorf("stages %s run tasks in sandboxes: %w (start the engine with `make setup`, or run the static stages only: --stages %s)",
 				strings.Join(filters.SandboxStages(names), ","), err, strings.Join(filters.StaticStages, ","))

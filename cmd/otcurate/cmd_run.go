@@ -15,7 +15,6 @@ import (
 	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/sandbox"
-	"github.com/otcurate/otcurate/sandbox/daytona"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -33,7 +32,7 @@ func newRunCmd(g *globals) *cobra.Command {
 		asJSON    bool
 		isolate   bool
 		network   bool
-		dockerURL string
+		sandboxes string
 		runID     string
 		trajFile  string
 		pol       policyOptions
@@ -72,7 +71,7 @@ Exit code 0 only when every repeat scored 1; 3 otherwise.`,
 			if runID == "" {
 				runID = newRunID()
 			}
-			backend, err := openSandbox(cmd, g, dockerURL, runID)
+			backend, err := openSandbox(cmd, g, sandboxes, runID)
 			if err != nil {
 				return err
 			}
@@ -118,7 +117,7 @@ Exit code 0 only when every repeat scored 1; 3 otherwise.`,
 	f.BoolVar(&isolate, "isolate", false, "a fresh sandbox (and agent run) per repeat")
 	f.BoolVar(&network, "allow-network", false, "give the sandbox network when the task asks for it (offline by default)")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
-	f.StringVar(&dockerURL, "docker-host", "", dockerHostHelp)
+	addSandboxFlag(f, &sandboxes)
 	f.StringVar(&runID, "run-id", "", "label the run's sandboxes with this id (default: time and random)")
 	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions([]string{"oracle", "nop", "policy"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -195,85 +194,4 @@ func printResults(w io.Writer, results []trial.Result) {
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
 	}
-}
-
-func newSandboxCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "sandbox", GroupID: "curate", Short: "Manage sandboxes"}
-	var images, all bool
-	var dockerURL string
-	gc := &cobra.Command{
-		Use:   "gc",
-		Short: "Remove containers and networks (and with --images, images) left by otcurate runs",
-		Long: `gc removes, by label, what otcurate runs left behind: by default only what belongs
-to processes that are gone (a killed run), so a run in progress is safe; --all removes
-everything otcurate created on this engine.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			backend, err := newBackend(cmd, g, dockerURL, newRunID())
-			if err != nil {
-				return err
-			}
-			defer backend.Close()
-			rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{Images: images, OrphansOnly: !all})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %d containers, %d networks, %d images\n", len(rep.Containers), len(rep.Networks), len(rep.Images))
-			return nil
-		},
-	}
-	gc.Flags().BoolVar(&images, "images", false, "also remove environment images built by otcurate")
-	gc.Flags().BoolVar(&all, "all", false, "also remove what live otcurate processes own")
-	gc.Flags().StringVar(&dockerURL, "docker-host", "", dockerHostHelp)
-	cmd.AddCommand(gc)
-	return cmd
-}
-
-// newBackend connects to the sandbox backend --docker-host names: one
-// Docker engine, a fleet ("HOST[=CAPACITY],..."), "daytona" or "kube".
-func newBackend(cmd *cobra.Command, g *globals, host, runID string) (sandbox.Backend, error) {
-	switch {
-	case host == "kube":
-		return newKubeBackend(cmd, g, runID)
-	case host == "daytona":
-		return backend(daytona.New(cmd.Context(), daytona.Options{APIURL: os.Getenv("DAYTONA_API_URL"), APIKey: os.Getenv("DAYTONA_API_KEY"),
-			Target: os.Getenv("DAYTONA_TARGET"), RunID: runID, Logger: g.logger}))
-	case strings.ContainsAny(host, ",="):
-		engines, err := sandbox.ParseFleet(host)
-		if err != nil {
-			return nil, usageErr(fmt.Errorf("--docker-host: %w", err))
-		}
-		return backend(sandbox.NewFleet(cmd.Context(), engines, runID, g.logger))
-	}
-	return backend(sandbox.NewDocker(cmd.Context(), sandbox.DockerOptions{Host: host, RunID: runID, Logger: g.logger}))
-}
-
-// backend returns a constructor's result as an interface that is nil on
-// error (not a typed nil pointer).
-func backend[B sandbox.Backend](b B, err error) (sandbox.Backend, error) {
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// dockerHostHelp documents --docker-host.
-const dockerHostHelp = "Docker engine endpoint (default: DOCKER_HOST or the local socket); several as HOST[=CAPACITY],... run a fleet; \"daytona\" uses the Daytona API (DAYTONA_API_KEY, DAYTONA_API_URL, DAYTONA_TARGET); \"kube\" runs pods on Kubernetes (see otcurate help kube)"
-
-// openSandbox connects to the Docker engine (or, when host lists several
-// engines, "HOST[=CAPACITY],...", to a fleet of them) for a run and first
-// removes what killed earlier runs left behind.
-func openSandbox(cmd *cobra.Command, g *globals, host, runID string) (sandbox.Backend, error) {
-	backend, err := newBackend(cmd, g, host, runID)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{OrphansOnly: true, ExceptRun: runID})
-	switch {
-	case err != nil:
-		g.logger.Warn("janitor could not clean up earlier runs", "err", err)
-	case len(rep.Containers)+len(rep.Networks) > 0:
-		g.logger.Info("janitor removed leftovers of earlier runs", "containers", len(rep.Containers), "networks", len(rep.Networks))
-	}
-	return backend, nil
 }

@@ -14,7 +14,7 @@ import (
 
 func newTracesCmd(g *globals) *cobra.Command {
 	var (
-		data, out, dockerURL string
+		data, out, sandboxes string
 		attempts, perTask    int
 		minReward            float64
 		pol                  policyOptions
@@ -45,7 +45,7 @@ least --min-reward. Infrastructure failures are counted, never exported.`,
 				return err
 			}
 			runID := newRunID()
-			backend, err := openSandbox(cmd, g, dockerURL, runID)
+			backend, err := openSandbox(cmd, g, sandboxes, runID)
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ least --min-reward. Infrastructure failures are counted, never exported.`,
 	f.IntVar(&attempts, "attempts", 4, "episodes per task at most")
 	f.IntVar(&perTask, "per-task", 1, "solved trajectories to keep per task")
 	f.Float64Var(&minReward, "min-reward", 1, "reward a trajectory needs to be exported")
-	f.StringVar(&dockerURL, "docker-host", "", dockerHostHelp)
+	addSandboxFlag(f, &sandboxes)
 	pol.addFlags(f, 0.7)
 	_ = cmd.MarkFlagRequired("data")
 	_ = cmd.MarkFlagRequired("output")

@@ -18,7 +18,7 @@ import (
 )
 
 type trainOptions struct {
-	data, eval, runDir, dockerURL             string
+	data, eval, runDir, sandboxes             string
 	groupSize, batchTasks, steps              int
 	minGroup, evalEvery, epochs               int
 	rollouts, lrDecaySteps                    int
@@ -83,7 +83,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
 	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
 	f.DurationVar(&o.learnerTimeout, "learner-timeout", 2*time.Hour, "openai policy: how long to wait for the learner's next version")
-	f.StringVar(&o.dockerURL, "docker-host", "", dockerHostHelp)
+	addSandboxFlag(f, &o.sandboxes)
 	o.pol.addFlags(f, 1)
 	f.Int64Var(&o.pol.seed, "seed", 1, "seed of task sampling and of the policy's draws (same as --policy-seed)")
 	_ = cmd.MarkFlagRequired("data")
@@ -135,7 +135,7 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 		}
 	}
 	runID := newRunID()
-	backend, err := openSandbox(cmd, g, o.dockerURL, runID)
+	backend, err := openSandbox(cmd, g, o.sandboxes, runID)
 	if err != nil {
 		return err
 	}

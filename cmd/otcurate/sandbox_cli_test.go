@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/otcurate/otcurate/pipeline"
-	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 )
 
-func dockerOrSkip(t *testing.T) *sandbox.Docker {
+func dockerOrSkip(t *testing.T) *docker.Engine {
 	t.Helper()
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: "cli-test-probe"})
+	d, err := docker.New(context.Background(), docker.Options{RunID: "cli-test-probe"})
 	if err != nil {
 		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
 			t.Fatalf("Docker required: %v", err)
@@ -65,7 +65,7 @@ func buildBinary(t *testing.T) string {
 }
 
 // startAndWait starts `otcurate run` and waits until its sandbox exists.
-func startAndWait(t *testing.T, d *sandbox.Docker, bin, task, runID string) (*exec.Cmd, *bytes.Buffer) {
+func startAndWait(t *testing.T, d *docker.Engine, bin, task, runID string) (*exec.Cmd, *bytes.Buffer) {
 	cmd := exec.Command(bin, "run", task, "--agent", "oracle", "--run-id", runID)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 )
 
 // Options configure the backend.
@@ -44,7 +45,7 @@ type Options struct {
 	RunID     string
 	Logger    *slog.Logger
 	// Builder builds environment images (a local Docker engine).
-	Builder *sandbox.Docker
+	Builder *docker.Engine
 	// Loader ships a built image to the cluster.
 	Loader ImageLoader
 	// StartTimeout bounds scheduling plus container start (default 5 min):

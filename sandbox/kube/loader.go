@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 )
 
 // ImageLoader ships an image built by the Docker builder to the cluster
@@ -16,7 +16,7 @@ import (
 type ImageLoader interface {
 	// Load makes local (an image on the builder) runnable by the cluster.
 	// again forces the transfer even when the cluster seems to have it.
-	Load(ctx context.Context, builder *sandbox.Docker, local string, again bool) (string, error)
+	Load(ctx context.Context, builder *docker.Engine, local string, again bool) (string, error)
 	// NodeLocal reports whether images exist only on the nodes (pods then
 	// never pull: imagePullPolicy Never).
 	NodeLocal() bool
@@ -55,7 +55,7 @@ func (c Containerd) ctr(ctx context.Context, stdin io.Reader, args ...string) ([
 }
 
 // Load implements ImageLoader.
-func (c Containerd) Load(ctx context.Context, builder *sandbox.Docker, local string, again bool) (string, error) {
+func (c Containerd) Load(ctx context.Context, builder *docker.Engine, local string, again bool) (string, error) {
 	name := NormalizeRef(local)
 	if !again {
 		out, err := c.ctr(ctx, nil, "images", "ls", "-q", "name=="+name)
@@ -88,7 +88,7 @@ type Registry struct {
 func (r Registry) NodeLocal() bool { return false }
 
 // Load implements ImageLoader. The engine skips layers the registry has.
-func (r Registry) Load(ctx context.Context, builder *sandbox.Docker, local string, again bool) (string, error) {
+func (r Registry) Load(ctx context.Context, builder *docker.Engine, local string, again bool) (string, error) {
 	target := strings.TrimRight(r.Prefix, "/") + "/" + local
 	if err := builder.PushImage(ctx, local, target, r.User, r.Password); err != nil {
 		return "", err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 )
 
 // RequireEnv makes a missing engine a failure instead of a skip (CI sets it).
@@ -19,12 +20,12 @@ const RequireEnv = "OTCURATE_REQUIRE_DOCKER"
 // random hex). Without an engine the test is skipped, or fails when
 // RequireEnv is set. At cleanup the test fails if the run left a
 // container (they are then removed), and the backend is closed.
-func Engine(t testing.TB, prefix string) (*sandbox.Docker, string) {
+func Engine(t testing.TB, prefix string) (*docker.Engine, string) {
 	t.Helper()
 	var b [4]byte
 	rand.Read(b[:])
 	runID := prefix + hex.EncodeToString(b[:])
-	d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{RunID: runID})
+	d, err := docker.New(context.Background(), docker.Options{RunID: runID})
 	if err != nil {
 		if os.Getenv(RequireEnv) != "" {
 			t.Fatalf("Docker required: %v", err)

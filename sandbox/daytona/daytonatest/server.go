@@ -25,6 +25,7 @@ import (
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 )
 
 // APIKey is the key the server accepts.
@@ -46,7 +47,7 @@ var (
 // Server is the fake Daytona.
 type Server struct {
 	*httptest.Server
-	engine *sandbox.Docker
+	engine *docker.Engine
 
 	mu        sync.Mutex
 	snapshots map[string]*snapshot // by name
@@ -69,7 +70,7 @@ type box struct {
 
 // New starts the server on engine; faults are returned, in order, to the
 // first sandbox creations.
-func New(engine *sandbox.Docker, faults ...Fault) *Server {
+func New(engine *docker.Engine, faults ...Fault) *Server {
 	s := &Server{engine: engine, snapshots: map[string]*snapshot{}, sandboxes: map[string]*box{}, faults: faults}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/snapshots/{name}", s.getSnapshot)

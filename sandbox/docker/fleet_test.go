@@ -1,4 +1,4 @@
-package sandbox_test
+package docker_test
 
 import (
 	"bytes"
@@ -18,15 +18,16 @@ import (
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/trial"
 )
 
-// FleetEnv names the engines of the fleet tests: the --docker-host list
+// FleetEnv names the engines of the fleet tests: the --sandbox list
 // scripts/fleet.sh prints (make test sets it). Without it the tests are
 // skipped, or fail when OTCURATE_REQUIRE_DOCKER is set.
 const FleetEnv = "OTCURATE_FLEET"
 
-func fleetHosts(t *testing.T) []sandbox.FleetEngine {
+func fleetHosts(t *testing.T) []docker.FleetEngine {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs several Docker engines")
@@ -38,7 +39,7 @@ func fleetHosts(t *testing.T) []sandbox.FleetEngine {
 		}
 		t.Skipf("%s not set (scripts/fleet.sh up 2 prints it)", FleetEnv)
 	}
-	engines, err := sandbox.ParseFleet(spec)
+	engines, err := docker.ParseFleet(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func fleetHosts(t *testing.T) []sandbox.FleetEngine {
 	return engines[:3]
 }
 
-func newFleet(t *testing.T, engines []sandbox.FleetEngine, capacity int) (*sandbox.Fleet, string) {
+func newFleet(t *testing.T, engines []docker.FleetEngine, capacity int) (*docker.Fleet, string) {
 	t.Helper()
 	var b [4]byte
 	rand.Read(b[:])
@@ -56,7 +57,7 @@ func newFleet(t *testing.T, engines []sandbox.FleetEngine, capacity int) (*sandb
 	for i := range engines {
 		engines[i].Capacity = capacity
 	}
-	f, err := sandbox.NewFleet(context.Background(), engines, runID, nil)
+	f, err := docker.NewFleet(context.Background(), engines, runID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +165,11 @@ func TestFleetSurvivesEngineLoss(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	t.Cleanup(func() { // bring the engine back for later tests
-		if out, err := exec.Command("../scripts/fleet.sh", "up", strconv.Itoa(len(strings.Split(os.Getenv(FleetEnv), ","))-1)).CombinedOutput(); err != nil {
+		if out, err := exec.Command("../../scripts/fleet.sh", "up", strconv.Itoa(len(strings.Split(os.Getenv(FleetEnv), ","))-1)).CombinedOutput(); err != nil {
 			t.Errorf("restarting the engine: %v\n%s", err, out)
 		}
 		// The killed engine's containers outlive it: remove them now it answers.
-		if d, err := sandbox.NewDocker(context.Background(), sandbox.DockerOptions{Host: victim}); err == nil {
+		if d, err := docker.New(context.Background(), docker.Options{Host: victim}); err == nil {
 			d.GC(context.Background(), sandbox.GCOptions{})
 			d.Close()
 		}
@@ -246,7 +247,7 @@ func TestFleetSSHEngine(t *testing.T) {
 		t.Skip("OTCURATE_SSH_ENGINE not set (scripts/fleet.sh ssh)")
 	}
 	// The ssh engine alone (capacity 1 each, so the second sandbox lands on it).
-	f, _ := newFleet(t, []sandbox.FleetEngine{{Host: "unix:///var/run/docker.sock"}, {Host: host}}, 1)
+	f, _ := newFleet(t, []docker.FleetEngine{{Host: "unix:///var/run/docker.sock"}, {Host: host}}, 1)
 	ctx := context.Background()
 	env := testEnvironment("ssh")
 	img, err := f.Build(ctx, env)

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // SSHFlagsEnv holds extra ssh(1) flags for ssh:// engines (space
@@ -55,7 +57,7 @@ type commandConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *HeadTail
+	stderr *sandbox.HeadTail
 	addr   string
 	once   sync.Once
 }
@@ -72,7 +74,7 @@ func dialCommand(ctx context.Context, addr, name string, args ...string) (net.Co
 	if err != nil {
 		return nil, err
 	}
-	c := &commandConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: NewTail(4 << 10), addr: addr}
+	c := &commandConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: sandbox.NewTail(4 << 10), addr: addr}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // directRoot reaches the filesystem of a container on this host through
@@ -76,7 +77,7 @@ func (r *directRoot) readFile(p string, max int64) ([]byte, error) {
 	fd, err := openIn(root, p, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
-		return nil, fmt.Errorf("download %s: %w", p, ErrNotFound)
+		return nil, fmt.Errorf("download %s: %w", p, sandbox.ErrNotFound)
 	case errors.Is(err, unix.ELOOP):
 		return nil, fmt.Errorf("download: too many symlinks from %s", p)
 	case err != nil:

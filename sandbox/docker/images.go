@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // SaveImage streams the image as a `docker save` tar archive. The caller
 // closes it.
-func (d *Docker) SaveImage(ctx context.Context, ref string) (io.ReadCloser, error) {
+func (d *Engine) SaveImage(ctx context.Context, ref string) (io.ReadCloser, error) {
 	rc, err := d.cli.ImageSave(ctx, []string{ref})
 	if err != nil {
 		return nil, engineError(ctx, "save image "+ref, err)
@@ -24,7 +24,7 @@ func (d *Docker) SaveImage(ctx context.Context, ref string) (io.ReadCloser, erro
 
 // PushImage tags ref as target and pushes target to its registry. user
 // and password may be empty (an anonymous registry).
-func (d *Docker) PushImage(ctx context.Context, ref, target, user, password string) error {
+func (d *Engine) PushImage(ctx context.Context, ref, target, user, password string) error {
 	if _, err := d.cli.ImageTag(ctx, client.ImageTagOptions{Source: ref, Target: target}); err != nil {
 		return engineError(ctx, "tag image "+ref+" as "+target, err)
 	}
@@ -42,6 +42,6 @@ func (d *Docker) PushImage(ctx context.Context, ref, target, user, password stri
 
 // HasEntrypoint reports whether the image has an ENTRYPOINT (a sandbox
 // then keeps it and watches it for an early exit).
-func (d *Docker) HasEntrypoint(ctx context.Context, ref string) (bool, error) {
+func (d *Engine) HasEntrypoint(ctx context.Context, ref string) (bool, error) {
 	return d.imageEntrypoint(ctx, ref)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // benchImage is a small local image (mapped by scripts/setup-docker.sh).
@@ -38,9 +39,9 @@ func BenchmarkSandboxRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := StartSpec{Image: img, Labels: map[string]string{LabelTask: "bench"}}
+	spec := sandbox.StartSpec{Image: img, Labels: map[string]string{sandbox.LabelTask: "bench"}}
 	defer func() {
-		if _, err := e.d.GC(ctx, GCOptions{Run: testRunID}); err != nil {
+		if _, err := e.d.GC(ctx, sandbox.GCOptions{Run: testRunID}); err != nil {
 			b.Errorf("gc: %v", err)
 		}
 	}()
@@ -51,7 +52,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := sb.Exec(ctx, ExecRequest{Cmd: benchScript})
+			res, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: benchScript})
 			if err != nil || strings.TrimSpace(string(res.Stdout)) != "1" {
 				b.Fatalf("exec: %+v %v", res, err)
 			}
@@ -72,7 +73,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 			if err := sb.Upload(ctx, "/tests", test); err != nil {
 				b.Fatal(err)
 			}
-			if res, err := sb.Exec(ctx, ExecRequest{Cmd: "bash /tests/test.sh"}); err != nil || res.ExitCode != 0 {
+			if res, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "bash /tests/test.sh"}); err != nil || res.ExitCode != 0 {
 				b.Fatalf("exec: %+v %v", res, err)
 			}
 			reward, err := sb.Download(ctx, "/logs/verifier/reward.txt", 64)
@@ -91,7 +92,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 			b.Skip("no docker CLI")
 		}
 		args := []string{"run", "--rm", "--network", "none", "--init", "--pids-limit", "4096",
-			"--security-opt", "no-new-privileges", "--label", LabelTool + "=1", "--label", LabelRun + "=" + testRunID,
+			"--security-opt", "no-new-privileges", "--label", sandbox.LabelTool + "=1", "--label", sandbox.LabelRun + "=" + testRunID,
 			img.Ref, "bash", "-c", benchScript}
 		for b.Loop() {
 			out, err := exec.CommandContext(ctx, docker, args...).CombinedOutput()

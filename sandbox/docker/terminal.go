@@ -1,10 +1,12 @@
-package sandbox
+package docker
 
 import (
 	"context"
 	"sync"
 
 	"github.com/moby/moby/client"
+
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // dockerTerminal is an exec with a TTY, attached for reading and writing.
@@ -17,17 +19,17 @@ type dockerTerminal struct {
 // OpenTerminal starts spec.Cmd on a TTY inside the container. Its
 // processes carry an exec marker, so Close kills all of them, including
 // what the agent left running in the background.
-func (s *dockerSandbox) OpenTerminal(ctx context.Context, spec TerminalSpec) (Terminal, error) {
+func (s *dockerSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec) (sandbox.Terminal, error) {
 	if s.isStopped() {
 		return nil, errSandboxStopped
 	}
 	spec = spec.WithDefaults()
-	marker := NewExecMarker()
+	marker := sandbox.NewExecMarker()
 	size := client.ConsoleSize{Height: uint(spec.Rows), Width: uint(spec.Cols)}
 	created, err := s.d.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
 		User:         spec.User,
 		WorkingDir:   spec.Workdir,
-		Env:          append(EnvList(spec.Env), ExecMarkerVar+"="+marker),
+		Env:          append(sandbox.EnvList(spec.Env), sandbox.ExecMarkerVar+"="+marker),
 		Cmd:          spec.Cmd,
 		TTY:          true,
 		ConsoleSize:  size,

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // FleetEngine is one Docker engine of a fleet and how many sandboxes it
@@ -59,12 +60,12 @@ type Fleet struct {
 
 	mu    sync.Mutex
 	freed chan struct{} // signalled when a slot frees or an engine returns
-	envs  map[string]Environment
+	envs  map[string]sandbox.Environment
 }
 
 type fleetEngine struct {
 	host     string
-	d        *Docker
+	d        *Engine
 	capacity int
 	inUse    int
 	downTill time.Time
@@ -80,9 +81,9 @@ func NewFleet(ctx context.Context, engines []FleetEngine, runID string, logger *
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Fleet{log: logger, freed: make(chan struct{}, 1), envs: map[string]Environment{}}
+	f := &Fleet{log: logger, freed: make(chan struct{}, 1), envs: map[string]sandbox.Environment{}}
 	for _, e := range engines {
-		d, err := NewDocker(ctx, DockerOptions{Host: e.Host, RunID: runID, Logger: logger.With("engine", e.Host)})
+		d, err := New(ctx, Options{Host: e.Host, RunID: runID, Logger: logger.With("engine", e.Host)})
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("fleet engine %s: %w", e.Host, err)
@@ -99,11 +100,11 @@ func NewFleet(ctx context.Context, engines []FleetEngine, runID string, logger *
 // Build implements Backend: it builds the image on the least-loaded engine
 // that is up (classifying build defects once) and remembers the
 // environment, so Start can build it on whichever engine it picks.
-func (f *Fleet) Build(ctx context.Context, env Environment) (Image, error) {
+func (f *Fleet) Build(ctx context.Context, env sandbox.Environment) (sandbox.Image, error) {
 	for {
 		e, err := f.pick(ctx, "", false)
 		if err != nil {
-			return Image{}, err
+			return sandbox.Image{}, err
 		}
 		img, err := e.d.Build(ctx, env)
 		if f.failed(e, err) {
@@ -121,7 +122,7 @@ func (f *Fleet) Build(ctx context.Context, env Environment) (Image, error) {
 // Start implements Backend: it places the sandbox on the least-loaded
 // engine with a free slot, preferring one that has the image at equal
 // load, and builds the image there first when needed.
-func (f *Fleet) Start(ctx context.Context, spec StartSpec) (Sandbox, error) {
+func (f *Fleet) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sandbox, error) {
 	f.mu.Lock()
 	env, known := f.envs[spec.Image.Ref]
 	f.mu.Unlock()
@@ -204,7 +205,7 @@ func (f *Fleet) pick(ctx context.Context, hash string, slot bool) (*fleetEngine,
 			case <-time.After(max(wait, 10*time.Millisecond)):
 			}
 			if f.allDown() {
-				return nil, &InfraError{Kind: "engine_unavailable", Err: errors.New("every engine of the fleet is down")}
+				return nil, &sandbox.InfraError{Kind: "engine_unavailable", Err: errors.New("every engine of the fleet is down")}
 			}
 			continue
 		}
@@ -249,7 +250,7 @@ func (f *Fleet) release(e *fleetEngine) {
 // failed takes an engine out of rotation when err says it is unreachable,
 // and reports whether it did.
 func (f *Fleet) failed(e *fleetEngine, err error) bool {
-	var ie *InfraError
+	var ie *sandbox.InfraError
 	if !errors.As(err, &ie) || ie.Kind != "engine_unavailable" {
 		return false
 	}
@@ -272,8 +273,8 @@ func (f *Fleet) Placements() map[string]int {
 }
 
 // GC implements Backend on every engine that answers.
-func (f *Fleet) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
-	var all GCReport
+func (f *Fleet) GC(ctx context.Context, opts sandbox.GCOptions) (sandbox.GCReport, error) {
+	var all sandbox.GCReport
 	var errs []error
 	for _, e := range f.engines {
 		rep, err := e.d.GC(ctx, opts)
@@ -298,13 +299,13 @@ func (f *Fleet) Close() error {
 
 // fleetSandbox frees its engine slot when stopped and reports engine loss.
 type fleetSandbox struct {
-	Sandbox
+	sandbox.Sandbox
 	f       *Fleet
 	e       *fleetEngine
 	release func()
 }
 
-func (s *fleetSandbox) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
+func (s *fleetSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	r, err := s.Sandbox.Exec(ctx, req)
 	s.f.failed(s.e, err)
 	return r, err
@@ -322,7 +323,7 @@ func (s *fleetSandbox) Download(ctx context.Context, path string, max int64) ([]
 	return b, err
 }
 
-func (s *fleetSandbox) OpenTerminal(ctx context.Context, spec TerminalSpec) (Terminal, error) {
+func (s *fleetSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec) (sandbox.Terminal, error) {
 	t, err := s.Sandbox.OpenTerminal(ctx, spec)
 	s.f.failed(s.e, err)
 	return t, err
@@ -333,4 +334,4 @@ func (s *fleetSandbox) Stop(ctx context.Context) error {
 	return s.Sandbox.Stop(ctx)
 }
 
-var _ Backend = (*Fleet)(nil)
+var _ sandbox.Backend = (*Fleet)(nil)

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // TestDirectFilesMatchEngine: uploads and downloads through /proc give
@@ -19,7 +20,7 @@ func TestDirectFilesMatchEngine(t *testing.T) {
 		t.Skip("direct file access unavailable (not root, or a remote engine)")
 	}
 	ctx := context.Background()
-	engine, err := NewDocker(ctx, DockerOptions{RunID: testRunID, EngineFiles: true})
+	engine, err := New(ctx, Options{RunID: testRunID, EngineFiles: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,21 +35,21 @@ func TestDirectFilesMatchEngine(t *testing.T) {
 	}
 	const list = "cd /up/a/b && find . -mindepth 1 | sort | xargs stat -c '%n %F %a %u:%g %Y %h' && cat deep/hard"
 	var views [2]string
-	for i, d := range []*Docker{e.d, engine} {
-		sb := start(t, d, StartSpec{Image: sharedImage(t)})
+	for i, d := range []*Engine{e.d, engine} {
+		sb := start(t, d, sandbox.StartSpec{Image: sharedImage(t)})
 		if got := sb.(*dockerSandbox).direct != nil; got != (i == 0) {
 			t.Fatalf("backend %d: direct = %v", i, got)
 		}
 		if err := sb.Upload(ctx, "/up/a/b", files); err != nil {
 			t.Fatalf("backend %d: upload: %v", i, err)
 		}
-		res := run(t, sb, ExecRequest{Cmd: list})
+		res := run(t, sb, sandbox.ExecRequest{Cmd: list})
 		if res.ExitCode != 0 {
 			t.Fatalf("backend %d: %q %q", i, res.Stdout, res.Stderr)
 		}
-		views[i] = string(res.Stdout) + "|" + string(run(t, sb, ExecRequest{Cmd: "stat -c '%a %u' /up /up/a /up/a/b"}).Stdout)
+		views[i] = string(res.Stdout) + "|" + string(run(t, sb, sandbox.ExecRequest{Cmd: "stat -c '%a %u' /up /up/a /up/a/b"}).Stdout)
 
-		run(t, sb, ExecRequest{Cmd: "bash /up/a/b/test.sh && ln -s /etc/hostname /logs/verifier/abs && ln -s ../../../../../../etc/hostname /logs/verifier/rel && mkdir /logs/verifier/dir"})
+		run(t, sb, sandbox.ExecRequest{Cmd: "bash /up/a/b/test.sh && ln -s /etc/hostname /logs/verifier/abs && ln -s ../../../../../../etc/hostname /logs/verifier/rel && mkdir /logs/verifier/dir"})
 		for p, want := range map[string]string{"/logs/verifier/reward.txt": "1\n", "/up/a/b/link": string(files[0].Data)} {
 			got, err := sb.Download(ctx, p, 1<<20)
 			if err != nil || string(got) != want {
@@ -66,7 +67,7 @@ func TestDirectFilesMatchEngine(t *testing.T) {
 				t.Errorf("backend %d: download %s = %q, %v: want the container's hostname", i, p, got, err)
 			}
 		}
-		if _, err := sb.Download(ctx, "/logs/verifier/missing", 10); !errors.Is(err, ErrNotFound) {
+		if _, err := sb.Download(ctx, "/logs/verifier/missing", 10); !errors.Is(err, sandbox.ErrNotFound) {
 			t.Errorf("backend %d: missing file: %v", i, err)
 		}
 		if _, err := sb.Download(ctx, "/logs/verifier/dir", 10); !errors.Is(err, errNotRegular) {

@@ -1,16 +1,15 @@
-package sandbox
+package docker
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
-	"syscall"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // GC removes what otcurate runs left behind, found by label: containers
@@ -18,19 +17,19 @@ import (
 // of opts.ExceptRun are kept; with opts.Run, only that run's objects
 // are touched. It goes on after a failed removal and returns every failure
 // joined.
-func (d *Docker) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
-	var rep GCReport
+func (d *Engine) GC(ctx context.Context, opts sandbox.GCOptions) (sandbox.GCReport, error) {
+	var rep sandbox.GCReport
 	var errs []error
 	keep := func(labels map[string]string) bool {
-		run := labels[LabelRun]
-		if opts.OrphansOnly && ownerAlive(labels[LabelOwner]) {
+		run := labels[sandbox.LabelRun]
+		if opts.OrphansOnly && sandbox.OwnerAlive(labels[sandbox.LabelOwner]) {
 			return true
 		}
 		return (opts.ExceptRun != "" && run == opts.ExceptRun) || (opts.Run != "" && run != opts.Run)
 	}
-	filters := labelFilter(LabelTool, "1")
+	filters := labelFilter(sandbox.LabelTool, "1")
 	if opts.Run != "" {
-		filters = filters.Add("label", LabelRun+"="+opts.Run)
+		filters = filters.Add("label", sandbox.LabelRun+"="+opts.Run)
 	}
 
 	containers, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filters})
@@ -81,9 +80,9 @@ func (d *Docker) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 // Containers lists the containers of a run, stopped ones included, as
 // "<short id> <name> <state>": what GC would remove, or what a test left
 // behind.
-func (d *Docker) Containers(ctx context.Context, run string) ([]string, error) {
+func (d *Engine) Containers(ctx context.Context, run string) ([]string, error) {
 	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
-		Filters: labelFilter(LabelTool, "1").Add("label", LabelRun+"="+run)})
+		Filters: labelFilter(sandbox.LabelTool, "1").Add("label", sandbox.LabelRun+"="+run)})
 	if err != nil {
 		return nil, engineError(ctx, "list containers of run "+run, err)
 	}
@@ -96,7 +95,7 @@ func (d *Docker) Containers(ctx context.Context, run string) ([]string, error) {
 
 // gcImages removes the built images selected by filters and keep, with
 // their untagged parent layers.
-func (d *Docker) gcImages(ctx context.Context, filters client.Filters, keep func(map[string]string) bool) (removed []string, errs []error, err error) {
+func (d *Engine) gcImages(ctx context.Context, filters client.Filters, keep func(map[string]string) bool) (removed []string, errs []error, err error) {
 	images, err := d.cli.ImageList(ctx, client.ImageListOptions{Filters: filters})
 	if err != nil {
 		return nil, nil, engineError(ctx, "gc: list images", err)
@@ -118,39 +117,3 @@ func (d *Docker) gcImages(ctx context.Context, filters client.Filters, keep func
 	}
 	return removed, errs, nil
 }
-
-// ownerID identifies this process as the owner of what it creates.
-func ownerID() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s:%d", host, os.Getpid())
-}
-
-// ownerAlive reports whether the owner label names a process that may
-// still be running: a live pid on this host, or anything on another host
-// (which this host cannot check). Objects without an owner are orphans.
-func ownerAlive(owner string) bool {
-	host, pidStr, ok := strings.Cut(owner, ":")
-	if !ok {
-		return false
-	}
-	if me, _ := os.Hostname(); host != me {
-		return true
-	}
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil || pid <= 0 {
-		return false
-	}
-	if pid == os.Getpid() {
-		return true
-	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// OwnerID is the owner label value of what this process creates
-// ("<hostname>:<pid>"), for other backends' janitors.
-func OwnerID() string { return ownerID() }
-
-// OwnerAlive reports whether an owner label names a process that may still
-// be running (see the Docker janitor).
-func OwnerAlive(owner string) bool { return ownerAlive(owner) }

@@ -1,10 +1,8 @@
-package sandbox
+package docker
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,16 +11,11 @@ import (
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
+
+	"github.com/otcurate/otcurate/sandbox"
 )
 
-// DefaultMaxOutput is the number of bytes an exec keeps per stream when
-// ExecRequest.MaxOutput is 0.
-const DefaultMaxOutput = 1 << 20
-
 const (
-	// ExecMarkerVar tags every process of one exec through its environment,
-	// which children inherit, so a timed-out command can be killed whole.
-	ExecMarkerVar = "OTCURATE_EXEC"
 	// killTimeout bounds the kill of a timed-out command.
 	killTimeout = 10 * time.Second
 	// streamGrace is how long the output may keep flowing after the kill
@@ -39,36 +32,36 @@ var errSandboxStopped = errors.New("sandbox is stopped")
 // command is killed inside the container and the result has TimedOut set.
 // When ctx is cancelled, Exec returns ctx's error at once and the kill
 // runs in the background.
-func (s *dockerSandbox) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
+func (s *dockerSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	if s.isStopped() {
-		return ExecResult{}, errSandboxStopped
+		return sandbox.ExecResult{}, errSandboxStopped
 	}
 	start := time.Now()
-	marker := NewExecMarker()
+	marker := sandbox.NewExecMarker()
 	execID, att, err := s.startExec(ctx, req, marker)
 	if err != nil {
-		return ExecResult{}, err
+		return sandbox.ExecResult{}, err
 	}
 	defer att.Close()
 
 	maxOut := req.MaxOutput
 	if maxOut <= 0 {
-		maxOut = DefaultMaxOutput
+		maxOut = sandbox.DefaultMaxOutput
 	}
-	stdout, stderr := NewHeadTail(maxOut), NewHeadTail(maxOut)
+	stdout, stderr := sandbox.NewHeadTail(maxOut), sandbox.NewHeadTail(maxOut)
 	timedOut, err := s.drain(ctx, &att, stdout, stderr, req, marker)
 	if err != nil {
-		return ExecResult{}, err
+		return sandbox.ExecResult{}, err
 	}
 	code, running, err := s.exitCode(ctx, execID)
 	if err != nil {
-		return ExecResult{}, s.execError(ctx, "exec inspect", err)
+		return sandbox.ExecResult{}, s.execError(ctx, "exec inspect", err)
 	}
 	if running {
 		s.d.log.Warn("exec still running after its output closed", "container", shortID(s.id), "timed_out", timedOut)
 		code = -1
 	}
-	res := ExecResult{
+	res := sandbox.ExecResult{
 		ExitCode:  code,
 		Stdout:    stdout.Bytes(),
 		Stderr:    stderr.Bytes(),
@@ -86,11 +79,11 @@ func (s *dockerSandbox) Exec(ctx context.Context, req ExecRequest) (ExecResult, 
 
 // startExec creates the exec, its processes tagged with marker, and
 // attaches to its output.
-func (s *dockerSandbox) startExec(ctx context.Context, req ExecRequest, marker string) (string, client.HijackedResponse, error) {
+func (s *dockerSandbox) startExec(ctx context.Context, req sandbox.ExecRequest, marker string) (string, client.HijackedResponse, error) {
 	created, err := s.d.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
 		User:         req.User,
 		WorkingDir:   req.Workdir,
-		Env:          append(EnvList(req.Env), ExecMarkerVar+"="+marker),
+		Env:          append(sandbox.EnvList(req.Env), sandbox.ExecMarkerVar+"="+marker),
 		Cmd:          []string{"bash", "-c", req.Cmd},
 		AttachStdout: true,
 		AttachStderr: true,
@@ -109,7 +102,7 @@ func (s *dockerSandbox) startExec(ctx context.Context, req ExecRequest, marker s
 // stream ends, the timeout passes (the command is then killed: timedOut)
 // or ctx is done (an error).
 func (s *dockerSandbox) drain(ctx context.Context, att *client.HijackedResponse, stdout, stderr io.Writer,
-	req ExecRequest, marker string) (timedOut bool, err error) {
+	req sandbox.ExecRequest, marker string) (timedOut bool, err error) {
 	copied := make(chan error, 1)
 	go func() {
 		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
@@ -176,7 +169,7 @@ func (s *dockerSandbox) exitCode(ctx context.Context, execID string) (code int, 
 func (s *dockerSandbox) execError(ctx context.Context, op string, err error) error {
 	if ctx.Err() == nil && strings.Contains(err.Error(), "is not running") {
 		if exited := s.exitedError(ctx); exited != nil {
-			var he *HealthcheckError
+			var he *sandbox.HealthcheckError
 			if errors.As(exited, &he) {
 				return infraError(op, fmt.Errorf("sandbox %s stopped: %v", shortID(s.id), he)) // not %w: no *HealthcheckError after Start
 			}
@@ -185,34 +178,6 @@ func (s *dockerSandbox) execError(ctx context.Context, op string, err error) err
 	}
 	return engineError(ctx, op, err)
 }
-
-// KillScript kills every process whose environment holds the marker
-// ($1), plus all their descendants, in a few passes (a process may fork
-// between the scan and the kill). It needs only bash and /proc. A process
-// of another user is visible to it only through its parent: reading
-// /proc/PID/environ needs the same uid (containers lack CAP_SYS_PTRACE).
-const KillScript = `m="$1"; self=$$
-for pass in 1 2 3 4; do
-  declare -A kids=(); roots=()
-  for d in /proc/[0-9]*; do
-    p=${d##*/}
-    [ "$p" = "$self" ] && continue
-    st=; read -r st 2>/dev/null < "$d/stat" || continue
-    read -r -a f <<< "${st##*) }"
-    kids[${f[1]}]+=" $p"
-    while IFS= read -r -d '' kv; do
-      if [ "$kv" = "$m" ]; then roots+=("$p"); break; fi
-    done 2>/dev/null < "$d/environ"
-  done
-  [ ${#roots[@]} -eq 0 ] && exit 0
-  all=(); queue=("${roots[@]}")
-  while [ ${#queue[@]} -gt 0 ]; do
-    p=${queue[0]}; queue=("${queue[@]:1}"); all+=("$p")
-    for c in ${kids[$p]}; do queue+=("$c"); done
-  done
-  kill -KILL "${all[@]}" 2>/dev/null
-  unset kids
-done`
 
 // killExec kills the processes of the exec tagged with marker: as root
 // (its processes and all their descendants) and, when the exec ran as
@@ -228,7 +193,7 @@ func (s *dockerSandbox) killExec(ctx context.Context, marker, user string) {
 		users = append(users, "") // the image's default user, perhaps not root
 	}
 	for _, u := range users {
-		if err := s.runQuiet(kctx, u, "bash", "-c", KillScript, "otcurate-kill", ExecMarkerVar+"="+marker); err != nil {
+		if err := s.runQuiet(kctx, u, "bash", "-c", sandbox.KillScript, "otcurate-kill", sandbox.ExecMarkerVar+"="+marker); err != nil {
 			s.d.log.Warn("cannot kill a timed-out exec", "container", shortID(s.id), "user", u, "err", err)
 		}
 	}
@@ -276,11 +241,4 @@ func (s *dockerSandbox) isStopped() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stopped
-}
-
-// NewExecMarker is a random exec tag.
-func NewExecMarker() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

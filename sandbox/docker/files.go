@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"archive/tar"
@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // maxSymlinkHops bounds the symlinks Download follows.
@@ -59,7 +60,7 @@ func (s *dockerSandbox) ensureDir(ctx context.Context, dir string) error {
 	if !cerrdefs.IsNotFound(err) || isNoSuchContainer(err) {
 		return engineError(ctx, "stat "+dir, err)
 	}
-	res, err := s.Exec(ctx, ExecRequest{Cmd: "mkdir -p -- " + shellQuote(dir), User: "root", Timeout: time.Minute})
+	res, err := s.Exec(ctx, sandbox.ExecRequest{Cmd: "mkdir -p -- " + shellQuote(dir), User: "root", Timeout: time.Minute})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (s *dockerSandbox) ensureDir(ctx context.Context, dir string) error {
 // missing file is ErrNotFound; a directory or device is an error.
 func (s *dockerSandbox) Download(ctx context.Context, p string, max int64) ([]byte, error) {
 	if max <= 0 {
-		max = DefaultMaxOutput
+		max = sandbox.DefaultMaxOutput
 	}
 	if s.isStopped() {
 		return nil, errSandboxStopped
@@ -88,7 +89,7 @@ func (s *dockerSandbox) Download(ctx context.Context, p string, max int64) ([]by
 		res, err := s.d.cli.CopyFromContainer(ctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
 		if err != nil {
 			if cerrdefs.IsNotFound(err) && !isNoSuchContainer(err) {
-				return nil, fmt.Errorf("download %s: %w", p, ErrNotFound)
+				return nil, fmt.Errorf("download %s: %w", p, sandbox.ErrNotFound)
 			}
 			return nil, engineError(ctx, "download "+p, err)
 		}

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"archive/tar"
@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -20,19 +19,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // DefaultPidsLimit is the process limit of a sandbox whose Resources leave
 // it unset.
 const DefaultPidsLimit = 4096
 
-// LogDirs are created world-writable in every sandbox, as Harbor does, so
-// a non-root agent or verifier can write there.
-var LogDirs = []string{"logs/agent", "logs/verifier", "logs/artifacts"}
-
 // dockerSandbox is one running container.
 type dockerSandbox struct {
-	d  *Docker
+	d  *Engine
 	id string
 
 	// direct reaches the container's files without the engine (nil:
@@ -48,7 +44,7 @@ type dockerSandbox struct {
 	exited chan struct{}
 }
 
-var _ Sandbox = (*dockerSandbox)(nil)
+var _ sandbox.Sandbox = (*dockerSandbox)(nil)
 
 // ID is the container ID.
 func (s *dockerSandbox) ID() string { return s.id }
@@ -58,7 +54,7 @@ func (s *dockerSandbox) ID() string { return s.id }
 // ENTRYPOINT is kept, /logs/{agent,verifier,artifacts} exist with mode 777,
 // and the task's healthcheck (if any) has passed. On any failure the
 // container is removed before Start returns.
-func (d *Docker) Start(ctx context.Context, spec StartSpec) (Sandbox, error) {
+func (d *Engine) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sandbox, error) {
 	if spec.Image.Ref == "" {
 		return nil, errors.New("start: no image")
 	}
@@ -88,18 +84,18 @@ func (d *Docker) Start(ctx context.Context, spec StartSpec) (Sandbox, error) {
 // containerConfig translates a StartSpec. spec.Labels are added to the
 // otcurate labels but cannot override them (GC relies on them). Zero CPUs
 // or memory mean no limit; the pids limit defaults to DefaultPidsLimit.
-func (d *Docker) containerConfig(spec StartSpec) (*container.Config, *container.HostConfig) {
+func (d *Engine) containerConfig(spec sandbox.StartSpec) (*container.Config, *container.HostConfig) {
 	labels := make(map[string]string, len(spec.Labels)+3)
 	maps.Copy(labels, spec.Labels)
-	labels[LabelTool] = "1"
-	labels[LabelKind] = "sandbox"
-	labels[LabelRun] = d.runID
-	labels[LabelOwner] = ownerID()
+	labels[sandbox.LabelTool] = "1"
+	labels[sandbox.LabelKind] = "sandbox"
+	labels[sandbox.LabelRun] = d.runID
+	labels[sandbox.LabelOwner] = sandbox.OwnerID()
 
 	cfg := &container.Config{
 		Image:      spec.Image.Ref,
 		Cmd:        []string{"sleep", "infinity"}, // Entrypoint left nil: the image's is kept
-		Env:        EnvList(spec.Env),
+		Env:        sandbox.EnvList(spec.Env),
 		WorkingDir: spec.Workdir,
 		Labels:     labels,
 	}
@@ -158,7 +154,7 @@ type imageFacts struct {
 }
 
 // imageFacts inspects an image.
-func (d *Docker) imageFacts(ctx context.Context, ref string) (imageFacts, error) {
+func (d *Engine) imageFacts(ctx context.Context, ref string) (imageFacts, error) {
 	res, err := d.cli.ImageInspect(ctx, ref)
 	if err != nil {
 		return imageFacts{}, engineError(ctx, "inspect image "+ref, err)
@@ -166,17 +162,17 @@ func (d *Docker) imageFacts(ctx context.Context, ref string) (imageFacts, error)
 	if res.Config == nil {
 		return imageFacts{}, nil
 	}
-	return imageFacts{entrypoint: len(res.Config.Entrypoint) > 0, logDirs: res.Config.Labels[LabelLogDirs] == "1"}, nil
+	return imageFacts{entrypoint: len(res.Config.Entrypoint) > 0, logDirs: res.Config.Labels[sandbox.LabelLogDirs] == "1"}, nil
 }
 
 // imageEntrypoint reports whether the image has an ENTRYPOINT.
-func (d *Docker) imageEntrypoint(ctx context.Context, ref string) (bool, error) {
+func (d *Engine) imageEntrypoint(ctx context.Context, ref string) (bool, error) {
 	f, err := d.imageFacts(ctx, ref)
 	return f.entrypoint, err
 }
 
 // boot brings a created container to a usable state.
-func (s *dockerSandbox) boot(ctx context.Context, spec StartSpec, facts imageFacts) error {
+func (s *dockerSandbox) boot(ctx context.Context, spec sandbox.StartSpec, facts imageFacts) error {
 	// An engine copy costs about as much as a container start: images
 	// built here have the directories already.
 	if !facts.logDirs {
@@ -189,7 +185,7 @@ func (s *dockerSandbox) boot(ctx context.Context, spec StartSpec, facts imageFac
 	}
 	if _, err := s.d.cli.ContainerStart(ctx, s.id, client.ContainerStartOptions{}); err != nil {
 		if isEntrypointFailure(err) {
-			return &HealthcheckError{Exited: true, ExitCode: -1, Output: err.Error(), Err: err}
+			return &sandbox.HealthcheckError{Exited: true, ExitCode: -1, Output: err.Error(), Err: err}
 		}
 		return engineError(ctx, "start container", err)
 	}
@@ -261,7 +257,7 @@ func isEntrypointFailure(err error) bool {
 func (s *dockerSandbox) makeLogDirs(ctx context.Context) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, dir := range LogDirs {
+	for _, dir := range sandbox.LogDirs {
 		hdr := &tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o777, ModTime: time.Unix(0, 0)}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
@@ -285,7 +281,7 @@ func (s *dockerSandbox) exitedError(ctx context.Context) error {
 	if st == nil || st.Running {
 		return nil
 	}
-	he := &HealthcheckError{Exited: true, ExitCode: st.ExitCode, Output: s.logTail(ctx)}
+	he := &sandbox.HealthcheckError{Exited: true, ExitCode: st.ExitCode, Output: s.logTail(ctx)}
 	switch {
 	case st.OOMKilled:
 		he.Err = fmt.Errorf("killed by the OOM killer (exit code %d)", st.ExitCode)
@@ -306,7 +302,7 @@ func (s *dockerSandbox) logTail(ctx context.Context) string {
 		return ""
 	}
 	defer rc.Close()
-	out := NewTail(buildLogMax)
+	out := sandbox.NewTail(buildLogMax)
 	_, _ = stdcopy.StdCopy(out, out, io.LimitReader(rc, 1<<20))
 	return out.String()
 }
@@ -317,71 +313,7 @@ func (s *dockerSandbox) logTail(ctx context.Context) string {
 // failures make the environment unhealthy; each check is limited to
 // timeout_sec.
 func (s *dockerSandbox) waitHealthy(ctx context.Context, hc *bundle.Healthcheck) error {
-	return WaitHealthy(ctx, hc, s.Exec, s.pause, s.exitedError)
-}
-
-// WaitHealthy runs a task's [environment.healthcheck] command (as root)
-// until it passes, with Docker's HEALTHCHECK semantics: during
-// start_period_sec failures do not count and checks come every
-// start_interval_sec; after it, retries failures in a row at interval_sec
-// make a *HealthcheckError. pause waits and fails early when the sandbox's
-// main process exits; exited returns the *HealthcheckError of a sandbox
-// that is no longer running (nil while it runs). Every backend shares it,
-// so a healthcheck means the same on all of them.
-func WaitHealthy(ctx context.Context, hc *bundle.Healthcheck,
-	exec func(context.Context, ExecRequest) (ExecResult, error),
-	pause func(context.Context, time.Duration) error,
-	exited func(context.Context) error) error {
-	interval := seconds(hc.IntervalSec, 5*time.Second)
-	timeout := seconds(hc.TimeoutSec, 30*time.Second)
-	startInterval := seconds(hc.StartIntervalSec, 5*time.Second)
-	startPeriod := seconds(hc.StartPeriodSec, 0)
-	retries := max(int(hc.Retries), 1)
-
-	startDeadline := time.Now().Add(startPeriod)
-	if startPeriod > 0 {
-		if err := pause(ctx, min(startInterval, startPeriod)); err != nil {
-			return err
-		}
-	}
-	failures := 0
-	for attempt := 1; ; attempt++ {
-		res, err := exec(ctx, ExecRequest{Cmd: hc.Command, User: "root", Timeout: timeout, MaxOutput: 8 << 10})
-		if err != nil {
-			if e := exited(ctx); e != nil {
-				return e
-			}
-			return err
-		}
-		if res.ExitCode == 0 && !res.TimedOut {
-			return nil
-		}
-		var delay time.Duration
-		if now := time.Now(); now.Before(startDeadline) {
-			delay = min(startInterval, startDeadline.Sub(now))
-		} else {
-			failures++
-			if failures >= retries {
-				if e := exited(ctx); e != nil {
-					return e
-				}
-				return &HealthcheckError{Command: hc.Command, Attempts: attempt, ExitCode: res.ExitCode,
-					TimedOut: res.TimedOut, Output: string(res.Stdout) + string(res.Stderr)}
-			}
-			delay = interval
-		}
-		if err := pause(ctx, delay); err != nil {
-			return err
-		}
-	}
-}
-
-// seconds converts a task.toml duration, using def when it is unset.
-func seconds(v float64, def time.Duration) time.Duration {
-	if v <= 0 {
-		return def
-	}
-	return time.Duration(v * float64(time.Second))
+	return sandbox.WaitHealthy(ctx, hc, s.Exec, s.pause, s.exitedError)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -435,17 +367,4 @@ func removeContainer(ctx context.Context, cli *client.Client, id string) error {
 			return fmt.Errorf("waiting for the removal of %s: %w", shortID(id), err)
 		}
 	}
-}
-
-// EnvList renders an environment map as sorted KEY=value pairs.
-func EnvList(env map[string]string) []string {
-	if len(env) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
 }

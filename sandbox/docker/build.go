@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"archive/tar"
@@ -20,6 +20,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // imageRepo is the repository of every environment image; the tag is the
@@ -37,7 +38,7 @@ const baseRecipeLabel = "otcurate.base.recipe"
 // the same image while it runs.
 type buildCall struct {
 	done    chan struct{} // closed when img and err are set
-	img     Image
+	img     sandbox.Image
 	err     error
 	waiters int
 	cancel  context.CancelFunc
@@ -56,13 +57,13 @@ func ImageTag(hash string) (string, error) {
 // Build returns the image of env, building it unless an image with its tag
 // exists. Concurrent calls for the same environment share one build; the
 // build is cancelled only when every caller has given up.
-func (d *Docker) Build(ctx context.Context, env Environment) (Image, error) {
+func (d *Engine) Build(ctx context.Context, env sandbox.Environment) (sandbox.Image, error) {
 	tag, err := ImageTag(env.Hash)
 	if err != nil {
-		return Image{}, err
+		return sandbox.Image{}, err
 	}
 	if err := checkBuildable(env.Files); err != nil {
-		return Image{}, err
+		return sandbox.Image{}, err
 	}
 	if !env.Rebuild {
 		if img, ok, err := d.cachedImage(ctx, tag, env.Hash); err != nil || ok {
@@ -93,32 +94,32 @@ func checkBuildable(files []bundle.Entry) error {
 		}
 	}
 	if compose {
-		return &BuildError{Err: errors.New("docker-compose environments are not supported yet (no Dockerfile at the root of environment/)")}
+		return &sandbox.BuildError{Err: errors.New("docker-compose environments are not supported yet (no Dockerfile at the root of environment/)")}
 	}
-	return &BuildError{Err: errors.New("environment/ has no Dockerfile")}
+	return &sandbox.BuildError{Err: errors.New("environment/ has no Dockerfile")}
 }
 
 // cachedImage looks the tag up. An image whose env label names another
 // hash (a 64-bit prefix collision) does not count.
-func (d *Docker) cachedImage(ctx context.Context, tag, hash string) (Image, bool, error) {
+func (d *Engine) cachedImage(ctx context.Context, tag, hash string) (sandbox.Image, bool, error) {
 	res, err := d.cli.ImageInspect(ctx, tag)
 	if cerrdefs.IsNotFound(err) {
-		return Image{}, false, nil
+		return sandbox.Image{}, false, nil
 	}
 	if err != nil {
-		return Image{}, false, engineError(ctx, "inspect image "+tag, err)
+		return sandbox.Image{}, false, engineError(ctx, "inspect image "+tag, err)
 	}
 	if res.Config != nil {
-		if got := res.Config.Labels[LabelEnv]; got != "" && got != hash {
+		if got := res.Config.Labels[sandbox.LabelEnv]; got != "" && got != hash {
 			d.log.Warn("image tag collision: rebuilding", "tag", tag, "have", got, "want", hash)
-			return Image{}, false, nil
+			return sandbox.Image{}, false, nil
 		}
 	}
-	return Image{Ref: tag, Cached: true}, true, nil
+	return sandbox.Image{Ref: tag, Cached: true}, true, nil
 }
 
 // sharedBuild joins the in-flight build of tag or starts one.
-func (d *Docker) sharedBuild(ctx context.Context, tag string, env Environment) (Image, error) {
+func (d *Engine) sharedBuild(ctx context.Context, tag string, env sandbox.Environment) (sandbox.Image, error) {
 	d.mu.Lock()
 	c := d.builds[tag]
 	if c == nil {
@@ -136,13 +137,13 @@ func (d *Docker) sharedBuild(ctx context.Context, tag string, env Environment) (
 		return c.img, c.err
 	case <-ctx.Done():
 		d.leaveBuild(tag, c)
-		return Image{}, fmt.Errorf("build %s: %w", tag, ctx.Err())
+		return sandbox.Image{}, fmt.Errorf("build %s: %w", tag, ctx.Err())
 	}
 }
 
 // leaveBuild drops one waiter; the last one cancels the build, and a later
 // caller starts a fresh one.
-func (d *Docker) leaveBuild(tag string, c *buildCall) {
+func (d *Engine) leaveBuild(tag string, c *buildCall) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c.waiters--
@@ -154,7 +155,7 @@ func (d *Docker) leaveBuild(tag string, c *buildCall) {
 	}
 }
 
-func (d *Docker) runBuild(ctx context.Context, c *buildCall, tag string, env Environment) {
+func (d *Engine) runBuild(ctx context.Context, c *buildCall, tag string, env sandbox.Environment) {
 	defer d.bg.Done()
 	defer close(c.done)
 	c.img, c.err = d.build(ctx, tag, env)
@@ -167,7 +168,7 @@ func (d *Docker) runBuild(ctx context.Context, c *buildCall, tag string, env Env
 }
 
 // build runs one classic-builder build of env under its build timeout.
-func (d *Docker) build(parent context.Context, tag string, env Environment) (Image, error) {
+func (d *Engine) build(parent context.Context, tag string, env sandbox.Environment) (sandbox.Image, error) {
 	start := time.Now()
 	ctx, cancel := parent, context.CancelFunc(func() {})
 	if env.BuildTimeout > 0 {
@@ -178,7 +179,7 @@ func (d *Docker) build(parent context.Context, tag string, env Environment) (Ima
 	files, baked := withLogDirs(env.Files)
 	tarball, err := contextTar(files)
 	if err != nil {
-		return Image{}, &BuildError{Err: fmt.Errorf("build context: %w", err)}
+		return sandbox.Image{}, &sandbox.BuildError{Err: fmt.Errorf("build context: %w", err)}
 	}
 	warnings := d.baseImageWarnings(ctx, env.Files)
 	log := d.log.With("tag", tag, "task", env.Task)
@@ -192,26 +193,26 @@ func (d *Docker) build(parent context.Context, tag string, env Environment) (Ima
 
 	if err := buildFailure(parent, ctx, tag, env.BuildTimeout, out, err); err != nil {
 		log.Info("build failed", "err", err)
-		return Image{}, err
+		return sandbox.Image{}, err
 	}
 	if _, err := d.cli.ImageInspect(ctx, tag); err != nil {
-		return Image{}, engineError(ctx, "build "+tag+": image missing after a successful build", err)
+		return sandbox.Image{}, engineError(ctx, "build "+tag+": image missing after a successful build", err)
 	}
-	img := Image{Ref: tag, Duration: time.Since(start), Log: out.log.String(), Warnings: warnings}
+	img := sandbox.Image{Ref: tag, Duration: time.Since(start), Log: out.log.String(), Warnings: warnings}
 	log.Info("built environment image", "duration", img.Duration.Round(time.Millisecond))
 	return img, nil
 }
 
 // imageBuild posts the build and drains its message stream.
-func (d *Docker) imageBuild(ctx context.Context, tag, hash string, tarball []byte, noCache, logDirs bool) (buildOutput, error) {
+func (d *Engine) imageBuild(ctx context.Context, tag, hash string, tarball []byte, noCache, logDirs bool) (buildOutput, error) {
 	labels := map[string]string{
-		LabelTool: "1",
-		LabelKind: "build",
-		LabelEnv:  hash,
-		LabelRun:  d.runID,
+		sandbox.LabelTool: "1",
+		sandbox.LabelKind: "build",
+		sandbox.LabelEnv:  hash,
+		sandbox.LabelRun:  d.runID,
 	}
 	if logDirs {
-		labels[LabelLogDirs] = "1"
+		labels[sandbox.LabelLogDirs] = "1"
 	}
 	resp, err := d.cli.ImageBuild(ctx, bytes.NewReader(tarball), client.ImageBuildOptions{
 		Tags:        []string{tag},
@@ -224,7 +225,7 @@ func (d *Docker) imageBuild(ctx context.Context, tag, hash string, tarball []byt
 		Labels:      labels,
 	})
 	if err != nil {
-		return buildOutput{log: NewTail(buildLogMax)}, err
+		return buildOutput{log: sandbox.NewTail(buildLogMax)}, err
 	}
 	defer resp.Body.Close()
 	return readBuildStream(resp.Body), nil
@@ -250,16 +251,16 @@ func buildFailure(parent, ctx context.Context, tag string, timeout time.Duration
 	case parent.Err() != nil:
 		return fmt.Errorf("build %s: %w", tag, parent.Err())
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &BuildError{Timeout: true, Offline: looksOffline(logText), Log: logText,
+		return &sandbox.BuildError{Timeout: true, Offline: looksOffline(logText), Log: logText,
 			Err: fmt.Errorf("no image after %s (build_timeout_sec)", timeout)}
 	case postErr != nil && cerrdefs.IsInvalidArgument(postErr): // e.g. a Dockerfile parse error
-		return &BuildError{Log: postErr.Error(), Err: postErr}
+		return &sandbox.BuildError{Log: postErr.Error(), Err: postErr}
 	case postErr != nil:
 		return engineError(ctx, "build "+tag, postErr)
 	case out.errMsg != "" && (isOutOfDisk(out.errMsg) || isEngineSideBuildFailure(out.errMsg)):
 		return infraError("build "+tag, errors.New(out.errMsg))
 	case out.errMsg != "":
-		return &BuildError{Offline: looksOffline(logText), Log: logText, Err: errors.New(out.errMsg)}
+		return &sandbox.BuildError{Offline: looksOffline(logText), Log: logText, Err: errors.New(out.errMsg)}
 	case out.streamErr != nil:
 		return engineError(ctx, "build "+tag+": reading the build output", out.streamErr)
 	}
@@ -268,11 +269,11 @@ func buildFailure(parent, ctx context.Context, tag string, timeout time.Duration
 
 // buildOutput is what the JSON message stream of a build said.
 type buildOutput struct {
-	log       *HeadTail       // tail of the text output
-	running   []string        // IDs of RUN-step containers, in order
-	removed   map[string]bool // IDs reported as removed
-	errMsg    string          // the build's error, if it failed
-	streamErr error           // the stream broke
+	log       *sandbox.HeadTail // tail of the text output
+	running   []string          // IDs of RUN-step containers, in order
+	removed   map[string]bool   // IDs reported as removed
+	errMsg    string            // the build's error, if it failed
+	streamErr error             // the stream broke
 }
 
 // pending lists the step containers not reported as removed.
@@ -305,7 +306,7 @@ type buildMessage struct {
 
 // readBuildStream drains the whole stream.
 func readBuildStream(r io.Reader) buildOutput {
-	out := buildOutput{log: NewTail(buildLogMax), removed: make(map[string]bool)}
+	out := buildOutput{log: sandbox.NewTail(buildLogMax), removed: make(map[string]bool)}
 	dec := json.NewDecoder(bufio.NewReader(r))
 	for {
 		var m buildMessage
@@ -339,7 +340,7 @@ func readBuildStream(r io.Reader) buildOutput {
 
 // removeBuildContainers force-removes step containers that may have
 // outlived their build, waiting for a removal the engine already started.
-func (d *Docker) removeBuildContainers(ctx context.Context, ids []string) {
+func (d *Engine) removeBuildContainers(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -390,7 +391,7 @@ func looksOffline(log string) bool {
 
 // baseImageWarnings notes FROM images that are local stand-ins (made by
 // scripts/setup-docker.sh) or missing.
-func (d *Docker) baseImageWarnings(ctx context.Context, files []bundle.Entry) []string {
+func (d *Engine) baseImageWarnings(ctx context.Context, files []bundle.Entry) []string {
 	var dockerfile []byte
 	for _, f := range files {
 		if f.Name == "Dockerfile" {
@@ -476,7 +477,7 @@ func withLogDirs(files []bundle.Entry) ([]bundle.Entry, bool) {
 		out = append(out, f)
 	}
 	out = append(out, bundle.Entry{Name: logDirsContext, Kind: bundle.KindDir, Mode: fs.ModeDir | 0o755})
-	for _, dir := range LogDirs {
+	for _, dir := range sandbox.LogDirs {
 		out = append(out, bundle.Entry{Name: logDirsContext + "/" + strings.TrimPrefix(dir, "logs/"), Kind: bundle.KindDir, Mode: fs.ModeDir | 0o777})
 	}
 	return out, true

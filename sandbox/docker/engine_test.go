@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"bytes"
@@ -25,6 +25,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/sandbox"
 )
 
 // The tests run against the real engine. Everything they create carries
@@ -45,8 +46,8 @@ var testRunID = "otcurate-sandbox-test-" + randomHex(6)
 
 // testEnv is the engine connection shared by the tests.
 type testEnv struct {
-	d      *Docker // labels testRunID
-	fx     *Docker // labels fixtureRunID
+	d      *Engine // labels testRunID
+	fx     *Engine // labels fixtureRunID
 	builds *atomic.Int64
 	err    error
 }
@@ -55,7 +56,7 @@ var (
 	envOnce    sync.Once
 	env        testEnv
 	sharedOnce sync.Once
-	sharedImg  Image
+	sharedImg  sandbox.Image
 	sharedErr  error
 )
 
@@ -76,11 +77,11 @@ func TestMain(m *testing.M) {
 // containers still labelled with a test run afterwards.
 func cleanupTestRuns() int {
 	ctx := context.Background()
-	rep, err := env.d.GC(ctx, GCOptions{Run: testRunID, Images: true})
+	rep, err := env.d.GC(ctx, sandbox.GCOptions{Run: testRunID, Images: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gc %s: %v\n", testRunID, err)
 	}
-	rep2, err := env.fx.GC(ctx, GCOptions{Run: fixtureRunID})
+	rep2, err := env.fx.GC(ctx, sandbox.GCOptions{Run: fixtureRunID})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gc %s: %v\n", fixtureRunID, err)
 	}
@@ -92,7 +93,7 @@ func cleanupTestRuns() int {
 }
 
 // runContainers lists every container (stopped too) of a run.
-func runContainers(ctx context.Context, d *Docker, run string) []string {
+func runContainers(ctx context.Context, d *Engine, run string) []string {
 	left, err := d.Containers(ctx, run)
 	if err != nil {
 		return []string{"list failed: " + err.Error()}
@@ -121,12 +122,12 @@ func needDocker(t testing.TB) *testEnv {
 			next = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
 		}
 		log := slog.New(&countingHandler{msg: buildingLogMsg, n: counter, next: next})
-		d, err := NewDocker(ctx, DockerOptions{RunID: testRunID, Logger: log})
+		d, err := New(ctx, Options{RunID: testRunID, Logger: log})
 		if err != nil {
 			env.err = err
 			return
 		}
-		fx, err := NewDocker(ctx, DockerOptions{RunID: fixtureRunID, Logger: log})
+		fx, err := New(ctx, Options{RunID: fixtureRunID, Logger: log})
 		if err != nil {
 			_ = d.Close()
 			env.err = err
@@ -175,9 +176,9 @@ func randomHex(n int) string {
 }
 
 // dockerfileEnv is an environment made of one Dockerfile (plus files).
-func dockerfileEnv(dockerfile string, timeout time.Duration, extra ...bundle.Entry) Environment {
+func dockerfileEnv(dockerfile string, timeout time.Duration, extra ...bundle.Entry) sandbox.Environment {
 	files := append([]bundle.Entry{{Name: "Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(dockerfile)}}, extra...)
-	return Environment{Hash: entriesHash(files), Files: files, BuildTimeout: timeout, Task: "test/" + randomHex(3)}
+	return sandbox.Environment{Hash: entriesHash(files), Files: files, BuildTimeout: timeout, Task: "test/" + randomHex(3)}
 }
 
 func entriesHash(files []bundle.Entry) string {
@@ -191,7 +192,7 @@ func entriesHash(files []bundle.Entry) string {
 
 // sharedImage is a small image with a user and a WORKDIR, built once and
 // kept across test runs (fixture run id).
-func sharedImage(t *testing.T) Image {
+func sharedImage(t *testing.T) sandbox.Image {
 	t.Helper()
 	e := needDocker(t)
 	sharedOnce.Do(func() {
@@ -208,7 +209,7 @@ func sharedImage(t *testing.T) Image {
 }
 
 // start starts a sandbox that the test stops at its end.
-func start(t *testing.T, d *Docker, spec StartSpec) Sandbox {
+func start(t *testing.T, d *Engine, spec sandbox.StartSpec) sandbox.Sandbox {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -225,7 +226,7 @@ func start(t *testing.T, d *Docker, spec StartSpec) Sandbox {
 }
 
 // run executes a command that must not fail at the infrastructure level.
-func run(t *testing.T, sb Sandbox, req ExecRequest) ExecResult {
+func run(t *testing.T, sb sandbox.Sandbox, req sandbox.ExecRequest) sandbox.ExecResult {
 	t.Helper()
 	if req.Timeout == 0 {
 		req.Timeout = 30 * time.Second
@@ -270,11 +271,11 @@ func containersWithCommand(t *testing.T, s string) []string {
 
 // --- tests that need no engine -------------------------------------------
 
-func TestNewDockerNoEngine(t *testing.T) {
+func TestNewNoEngine(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "no-engine.sock")
 	t0 := time.Now()
-	_, err := NewDocker(context.Background(), DockerOptions{Host: "unix://" + sock})
-	var ie *InfraError
+	_, err := New(context.Background(), Options{Host: "unix://" + sock})
+	var ie *sandbox.InfraError
 	if !errors.As(err, &ie) || ie.Kind != "engine_unavailable" {
 		t.Fatalf("err = %v, want *InfraError engine_unavailable", err)
 	}
@@ -311,9 +312,9 @@ func TestDockerEngineDropsConnections(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 
 	ctx := context.Background()
-	d, err := NewDocker(ctx, DockerOptions{Host: "unix://" + sock, RunID: "fake"})
+	d, err := New(ctx, Options{Host: "unix://" + sock, RunID: "fake"})
 	if err != nil {
-		t.Fatalf("NewDocker: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	defer d.Close()
 	if v := d.APIVersion(); v != "1.41" {
@@ -325,47 +326,20 @@ func TestDockerEngineDropsConnections(t *testing.T) {
 			_, err := d.Build(ctx, dockerfileEnv(bookwormFrom, time.Minute))
 			return err
 		},
-		"Start": func() error { _, err := d.Start(ctx, StartSpec{Image: Image{Ref: "x"}}); return err },
-		"Exec":  func() error { _, err := sb.Exec(ctx, ExecRequest{Cmd: "true"}); return err },
+		"Start": func() error { _, err := d.Start(ctx, sandbox.StartSpec{Image: sandbox.Image{Ref: "x"}}); return err },
+		"Exec":  func() error { _, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "true"}); return err },
 		"Upload": func() error {
 			return sb.Upload(ctx, "/x", []bundle.Entry{{Name: "f", Kind: bundle.KindFile, Data: []byte("x")}})
 		},
 		"Download": func() error { _, err := sb.Download(ctx, "/x", 10); return err },
-		"GC":       func() error { _, err := d.GC(ctx, GCOptions{}); return err },
+		"GC":       func() error { _, err := d.GC(ctx, sandbox.GCOptions{}); return err },
 		"Stop":     func() error { return sb.Stop(ctx) },
 	}
 	for name, call := range calls {
-		var ie *InfraError
+		var ie *sandbox.InfraError
 		if err := call(); !errors.As(err, &ie) || ie.Kind != "engine_unavailable" {
 			t.Errorf("%s: err = %v, want *InfraError engine_unavailable", name, err)
 		}
-	}
-}
-
-func TestHeadTail(t *testing.T) {
-	b := NewHeadTail(10)
-	for i := 0; i < 100; i++ {
-		fmt.Fprintf(b, "%d,", i)
-	}
-	got := b.String()
-	if !strings.HasPrefix(got, "0,1,2") || !strings.HasSuffix(got, "8,99,") || len(got) != 10 || !b.Truncated() {
-		t.Errorf("got %q truncated=%v", got, b.Truncated())
-	}
-	small := NewHeadTail(10)
-	small.Write([]byte("abcdefgh"))
-	if small.String() != "abcdefgh" || small.Truncated() {
-		t.Errorf("small = %q truncated=%v", small.String(), small.Truncated())
-	}
-	big := NewHeadTail(4)
-	big.Write([]byte("0123456789"))
-	if big.String() != "0189" {
-		t.Errorf("big = %q", big.String())
-	}
-	tail := NewTail(3)
-	tail.Write([]byte("ab"))
-	tail.Write([]byte("cd"))
-	if tail.String() != "bcd" {
-		t.Errorf("tail = %q", tail.String())
 	}
 }
 
@@ -376,7 +350,7 @@ func TestImageTagAndChecks(t *testing.T) {
 	if _, err := ImageTag("xyz"); err == nil {
 		t.Error("ImageTag accepted a bad hash")
 	}
-	var be *BuildError
+	var be *sandbox.BuildError
 	err := checkBuildable([]bundle.Entry{{Name: "docker-compose.yaml", Kind: bundle.KindFile}})
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "compose") {
 		t.Errorf("compose env: %v", err)
@@ -385,11 +359,11 @@ func TestImageTagAndChecks(t *testing.T) {
 		t.Error("looksOffline misclassifies")
 	}
 	// The engine's own failures are infrastructure, a RUN step's are the task's.
-	docker0 := buildOutput{log: NewTail(buildLogMax), errMsg: "failed to create endpoint x on network bridge: adding interface veth1 to bridge docker0 failed: could not find bridge docker0: route ip+net: no such network interface"}
-	if err := buildFailure(context.Background(), context.Background(), "t", 0, docker0, nil); !IsInfra(err) {
+	docker0 := buildOutput{log: sandbox.NewTail(buildLogMax), errMsg: "failed to create endpoint x on network bridge: adding interface veth1 to bridge docker0 failed: could not find bridge docker0: route ip+net: no such network interface"}
+	if err := buildFailure(context.Background(), context.Background(), "t", 0, docker0, nil); !sandbox.IsInfra(err) {
 		t.Errorf("missing bridge: %v, want an infrastructure error", err)
 	}
-	exit3 := buildOutput{log: NewTail(buildLogMax), errMsg: "The command '/bin/sh -c exit 3' returned a non-zero code: 3"}
+	exit3 := buildOutput{log: sandbox.NewTail(buildLogMax), errMsg: "The command '/bin/sh -c exit 3' returned a non-zero code: 3"}
 	if err := buildFailure(context.Background(), context.Background(), "t", 0, exit3, nil); !errors.As(err, &be) {
 		t.Errorf("RUN exit 3: %v, want a BuildError", err)
 	}
@@ -409,7 +383,7 @@ func TestDockerBuildCacheAndSingleFlight(t *testing.T) {
 	before := e.builds.Load()
 	t0 := time.Now()
 	const callers = 3
-	imgs := make([]Image, callers)
+	imgs := make([]sandbox.Image, callers)
 	errs := make([]error, callers)
 	var wg sync.WaitGroup
 	for i := range callers {
@@ -459,7 +433,7 @@ func TestDockerBuildFailure(t *testing.T) {
 	e := needDocker(t)
 	marker := "boom-" + randomHex(4)
 	_, err := e.d.Build(context.Background(), dockerfileEnv(bookwormFrom+"RUN echo "+marker+" && exit 3\n", time.Minute))
-	var be *BuildError
+	var be *sandbox.BuildError
 	if !errors.As(err, &be) {
 		t.Fatalf("err = %v, want *BuildError", err)
 	}
@@ -479,7 +453,7 @@ func TestDockerBuildTimeout(t *testing.T) {
 	// An unusual duration, so no other test's process matches.
 	_, err := e.d.Build(context.Background(), dockerfileEnv(bookwormFrom+"RUN sleep 37.1 && echo "+marker+"\n", 3*time.Second))
 	took := time.Since(t0)
-	var be *BuildError
+	var be *sandbox.BuildError
 	if !errors.As(err, &be) || !be.Timeout {
 		t.Fatalf("err = %v, want *BuildError{Timeout}", err)
 	}
@@ -512,7 +486,7 @@ func TestDockerBuildOfflineAndUnsupported(t *testing.T) {
 	for name, df := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := e.d.Build(ctx, dockerfileEnv(df, time.Minute))
-			var be *BuildError
+			var be *sandbox.BuildError
 			if !errors.As(err, &be) || !be.Offline || be.Timeout {
 				t.Fatalf("err = %#v, want *BuildError{Offline}", err)
 			}
@@ -521,16 +495,16 @@ func TestDockerBuildOfflineAndUnsupported(t *testing.T) {
 	}
 	t.Run("syntax error", func(t *testing.T) {
 		_, err := e.d.Build(ctx, dockerfileEnv("FORM debian:bookworm # "+randomHex(3)+"\n", time.Minute))
-		var be *BuildError
-		if !errors.As(err, &be) || be.Offline || be.Timeout || IsInfra(err) {
+		var be *sandbox.BuildError
+		if !errors.As(err, &be) || be.Offline || be.Timeout || sandbox.IsInfra(err) {
 			t.Fatalf("err = %#v", err)
 		}
 		t.Logf("%v", err)
 	})
 	t.Run("compose", func(t *testing.T) {
 		files := []bundle.Entry{{Name: "docker-compose.yaml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("services: {}\n")}}
-		_, err := e.d.Build(ctx, Environment{Hash: entriesHash(files), Files: files})
-		var be *BuildError
+		_, err := e.d.Build(ctx, sandbox.Environment{Hash: entriesHash(files), Files: files})
+		var be *sandbox.BuildError
 		if !errors.As(err, &be) || !strings.Contains(err.Error(), "compose environments are not supported") {
 			t.Fatalf("err = %v", err)
 		}
@@ -542,58 +516,58 @@ func TestDockerBuildOfflineAndUnsupported(t *testing.T) {
 func TestDockerExec(t *testing.T) {
 	e := needDocker(t)
 	img := sharedImage(t)
-	sb := start(t, e.d, StartSpec{Image: img, Env: map[string]string{"SANDBOX_VAR": "from-start"}})
+	sb := start(t, e.d, sandbox.StartSpec{Image: img, Env: map[string]string{"SANDBOX_VAR": "from-start"}})
 
 	t.Run("exit codes and streams", func(t *testing.T) {
-		res := run(t, sb, ExecRequest{Cmd: "echo out; echo err >&2; exit 7"})
+		res := run(t, sb, sandbox.ExecRequest{Cmd: "echo out; echo err >&2; exit 7"})
 		if res.ExitCode != 7 || string(res.Stdout) != "out\n" || string(res.Stderr) != "err\n" || res.TimedOut || res.Truncated {
 			t.Errorf("res = %+v", res)
 		}
-		if res := run(t, sb, ExecRequest{Cmd: "true"}); res.ExitCode != 0 {
+		if res := run(t, sb, sandbox.ExecRequest{Cmd: "true"}); res.ExitCode != 0 {
 			t.Errorf("true: exit %d", res.ExitCode)
 		}
 	})
 	t.Run("user", func(t *testing.T) {
-		if res := run(t, sb, ExecRequest{Cmd: "whoami", User: sharedUser}); strings.TrimSpace(string(res.Stdout)) != sharedUser {
+		if res := run(t, sb, sandbox.ExecRequest{Cmd: "whoami", User: sharedUser}); strings.TrimSpace(string(res.Stdout)) != sharedUser {
 			t.Errorf("whoami = %q", res.Stdout)
 		}
-		if res := run(t, sb, ExecRequest{Cmd: "whoami"}); strings.TrimSpace(string(res.Stdout)) != "root" {
+		if res := run(t, sb, sandbox.ExecRequest{Cmd: "whoami"}); strings.TrimSpace(string(res.Stdout)) != "root" {
 			t.Errorf("default user = %q", res.Stdout)
 		}
 	})
 	t.Run("workdir", func(t *testing.T) {
-		if res := run(t, sb, ExecRequest{Cmd: "pwd; cat hello.txt"}); string(res.Stdout) != sharedWorkdir+"\nhi\n" {
+		if res := run(t, sb, sandbox.ExecRequest{Cmd: "pwd; cat hello.txt"}); string(res.Stdout) != sharedWorkdir+"\nhi\n" {
 			t.Errorf("image WORKDIR: %q", res.Stdout)
 		}
-		if res := run(t, sb, ExecRequest{Cmd: "pwd", Workdir: "/tmp"}); string(res.Stdout) != "/tmp\n" {
+		if res := run(t, sb, sandbox.ExecRequest{Cmd: "pwd", Workdir: "/tmp"}); string(res.Stdout) != "/tmp\n" {
 			t.Errorf("request workdir: %q", res.Stdout)
 		}
 	})
 	t.Run("env", func(t *testing.T) {
-		res := run(t, sb, ExecRequest{Cmd: `echo "$SANDBOX_VAR $REQ_VAR"`, Env: map[string]string{"REQ_VAR": "a b'c"}})
+		res := run(t, sb, sandbox.ExecRequest{Cmd: `echo "$SANDBOX_VAR $REQ_VAR"`, Env: map[string]string{"REQ_VAR": "a b'c"}})
 		if string(res.Stdout) != "from-start a b'c\n" {
 			t.Errorf("env: %q", res.Stdout)
 		}
 	})
 	t.Run("exec start failures", func(t *testing.T) {
-		res := run(t, sb, ExecRequest{Cmd: "true", User: "nosuch"})
+		res := run(t, sb, sandbox.ExecRequest{Cmd: "true", User: "nosuch"})
 		if res.ExitCode != 126 || !strings.Contains(string(res.Stderr), "unable to find user nosuch") || len(res.Stdout) != 0 {
 			t.Errorf("unknown user: %+v", res)
 		}
-		res = run(t, sb, ExecRequest{Cmd: "true", Workdir: "/no/such/dir"})
+		res = run(t, sb, sandbox.ExecRequest{Cmd: "true", Workdir: "/no/such/dir"})
 		if res.ExitCode != 126 || !strings.Contains(string(res.Stderr), "no such file or directory") {
 			t.Errorf("missing workdir: %+v", res)
 		}
 	})
 	t.Run("log dirs", func(t *testing.T) {
-		res := run(t, sb, ExecRequest{Cmd: "stat -c '%a %U %n' /logs/agent /logs/verifier /logs/artifacts && touch /logs/verifier/x", User: sharedUser})
+		res := run(t, sb, sandbox.ExecRequest{Cmd: "stat -c '%a %U %n' /logs/agent /logs/verifier /logs/artifacts && touch /logs/verifier/x", User: sharedUser})
 		want := "777 root /logs/agent\n777 root /logs/verifier\n777 root /logs/artifacts\n"
 		if res.ExitCode != 0 || string(res.Stdout) != want {
 			t.Errorf("log dirs: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
 		}
 	})
 	t.Run("init and entrypoint", func(t *testing.T) {
-		res := run(t, sb, ExecRequest{Cmd: "cat /proc/1/cmdline | tr '\\0' ' '; echo; ps -eo args | grep -c '^sleep infinity'"})
+		res := run(t, sb, sandbox.ExecRequest{Cmd: "cat /proc/1/cmdline | tr '\\0' ' '; echo; ps -eo args | grep -c '^sleep infinity'"})
 		if !strings.Contains(string(res.Stdout), "docker-init -- sleep infinity") {
 			t.Errorf("pid 1 = %q, want docker-init running sleep infinity", res.Stdout)
 		}
@@ -602,7 +576,7 @@ func TestDockerExec(t *testing.T) {
 
 func TestDockerExecTimeoutKills(t *testing.T) {
 	e := needDocker(t)
-	sb := start(t, e.d, StartSpec{Image: sharedImage(t)})
+	sb := start(t, e.d, sandbox.StartSpec{Image: sharedImage(t)})
 	cases := []struct{ name, user, cmd string }{
 		{"root tree", "", "sleep 1001 & (sleep 1002 &); setsid sleep 1003 & sleep 1004"},
 		{"other user", sharedUser, "sleep 1005 & env -i /bin/sleep 1006 & sleep 1007"},
@@ -610,7 +584,7 @@ func TestDockerExecTimeoutKills(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t0 := time.Now()
-			res := run(t, sb, ExecRequest{Cmd: "echo started; " + tc.cmd, User: tc.user, Timeout: time.Second})
+			res := run(t, sb, sandbox.ExecRequest{Cmd: "echo started; " + tc.cmd, User: tc.user, Timeout: time.Second})
 			took := time.Since(t0)
 			if !res.TimedOut || string(res.Stdout) != "started\n" {
 				t.Errorf("res = %+v", res)
@@ -618,7 +592,7 @@ func TestDockerExecTimeoutKills(t *testing.T) {
 			if took > 8*time.Second { // generous: the kill runs as execs on a possibly busy engine
 				t.Errorf("Exec returned after %s for a 1 s timeout", took)
 			}
-			ps := run(t, sb, ExecRequest{Cmd: "ps -eo pid,user,args | grep '[s]leep 10' || true"})
+			ps := run(t, sb, sandbox.ExecRequest{Cmd: "ps -eo pid,user,args | grep '[s]leep 10' || true"})
 			if len(bytes.TrimSpace(ps.Stdout)) > 0 {
 				t.Errorf("processes survived the timeout:\n%s", ps.Stdout)
 			}
@@ -629,12 +603,12 @@ func TestDockerExecTimeoutKills(t *testing.T) {
 
 func TestDockerExecCancel(t *testing.T) {
 	e := needDocker(t)
-	sb := start(t, e.d, StartSpec{Image: sharedImage(t)})
+	sb := start(t, e.d, sandbox.StartSpec{Image: sharedImage(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	_, err := sb.Exec(ctx, ExecRequest{Cmd: "sleep 1010"})
-	if !errors.Is(err, context.DeadlineExceeded) || IsInfra(err) {
+	_, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "sleep 1010"})
+	if !errors.Is(err, context.DeadlineExceeded) || sandbox.IsInfra(err) {
 		t.Fatalf("err = %v, want the context's error", err)
 	}
 	if took := time.Since(t0); took > 2*time.Second {
@@ -643,7 +617,7 @@ func TestDockerExecCancel(t *testing.T) {
 	// The kill runs in the background.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ps := run(t, sb, ExecRequest{Cmd: "ps -eo args | grep '[s]leep 1010' || true"})
+		ps := run(t, sb, sandbox.ExecRequest{Cmd: "ps -eo args | grep '[s]leep 1010' || true"})
 		if len(bytes.TrimSpace(ps.Stdout)) == 0 {
 			break
 		}
@@ -656,7 +630,7 @@ func TestDockerExecCancel(t *testing.T) {
 
 func TestDockerExecLargeOutput(t *testing.T) {
 	e := needDocker(t)
-	sb := start(t, e.d, StartSpec{Image: sharedImage(t)})
+	sb := start(t, e.d, sandbox.StartSpec{Image: sharedImage(t)})
 	const total = 200_000_000
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -680,13 +654,13 @@ func TestDockerExecLargeOutput(t *testing.T) {
 		}
 	})
 	t0 := time.Now()
-	res := run(t, sb, ExecRequest{Cmd: fmt.Sprintf("printf START; head -c %d /dev/zero | tr '\\0' x; printf END; echo tiny >&2", total), Timeout: time.Minute})
+	res := run(t, sb, sandbox.ExecRequest{Cmd: fmt.Sprintf("printf START; head -c %d /dev/zero | tr '\\0' x; printf END; echo tiny >&2", total), Timeout: time.Minute})
 	took := time.Since(t0)
 	close(stop)
 	sampler.Wait()
 	runtime.ReadMemStats(&after)
 
-	if res.ExitCode != 0 || !res.Truncated || len(res.Stdout) > DefaultMaxOutput {
+	if res.ExitCode != 0 || !res.Truncated || len(res.Stdout) > sandbox.DefaultMaxOutput {
 		t.Fatalf("exit %d truncated %v len %d", res.ExitCode, res.Truncated, len(res.Stdout))
 	}
 	if !bytes.HasPrefix(res.Stdout, []byte("STARTxxx")) || !bytes.HasSuffix(res.Stdout, []byte("xxxEND")) || string(res.Stderr) != "tiny\n" {
@@ -707,7 +681,7 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func TestDockerUploadDownload(t *testing.T) {
 	e := needDocker(t)
-	sb := start(t, e.d, StartSpec{Image: sharedImage(t)})
+	sb := start(t, e.d, sandbox.StartSpec{Image: sharedImage(t)})
 	ctx := context.Background()
 	files := []bundle.Entry{
 		{Name: "test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")},
@@ -717,7 +691,7 @@ func TestDockerUploadDownload(t *testing.T) {
 	if err := sb.Upload(ctx, "/tests/deep", files); err != nil {
 		t.Fatalf("Upload: %v", err)
 	}
-	res := run(t, sb, ExecRequest{Cmd: "cd /tests/deep && stat -c '%a %U:%G %n' test.sh sub/data.txt sub && ./test.sh && cat /logs/verifier/reward.txt", User: sharedUser})
+	res := run(t, sb, sandbox.ExecRequest{Cmd: "cd /tests/deep && stat -c '%a %U:%G %n' test.sh sub/data.txt sub && ./test.sh && cat /logs/verifier/reward.txt", User: sharedUser})
 	want := "755 root:root test.sh\n640 root:root sub/data.txt\n755 root:root sub\n"
 	if res.ExitCode != 0 || !strings.HasPrefix(string(res.Stdout), want) {
 		// data.txt is 640 root: the agent cannot read it, but stat works.
@@ -727,7 +701,7 @@ func TestDockerUploadDownload(t *testing.T) {
 	if err := sb.Upload(ctx, "/tmp", files[:1]); err != nil {
 		t.Fatalf("Upload /tmp: %v", err)
 	}
-	if res := run(t, sb, ExecRequest{Cmd: "stat -c %a /tmp"}); string(res.Stdout) != "1777\n" {
+	if res := run(t, sb, sandbox.ExecRequest{Cmd: "stat -c %a /tmp"}); string(res.Stdout) != "1777\n" {
 		t.Errorf("/tmp mode after upload: %q", res.Stdout)
 	}
 
@@ -744,13 +718,13 @@ func TestDockerUploadDownload(t *testing.T) {
 	if got, err := sb.Download(ctx, "/tests/deep/sub/data.txt", 5); err != nil || string(got) != "hello" {
 		t.Errorf("capped Download = %q, %v", got, err)
 	}
-	if _, err := sb.Download(ctx, "/tests/deep/missing.txt", 10); !errors.Is(err, ErrNotFound) {
+	if _, err := sb.Download(ctx, "/tests/deep/missing.txt", 10); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("missing file: err = %v, want ErrNotFound", err)
 	}
-	if _, err := sb.Download(ctx, "/no/such/dir/file", 10); !errors.Is(err, ErrNotFound) {
+	if _, err := sb.Download(ctx, "/no/such/dir/file", 10); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("missing dir: err = %v, want ErrNotFound", err)
 	}
-	if _, err := sb.Download(ctx, "/tests/deep/sub", 10); err == nil || errors.Is(err, ErrNotFound) || IsInfra(err) {
+	if _, err := sb.Download(ctx, "/tests/deep/sub", 10); err == nil || errors.Is(err, sandbox.ErrNotFound) || sandbox.IsInfra(err) {
 		t.Errorf("directory: err = %v, want a not-a-regular-file error", err)
 	}
 }
@@ -760,15 +734,15 @@ func TestDockerUploadDownload(t *testing.T) {
 func TestDockerNetwork(t *testing.T) {
 	e := needDocker(t)
 	img := sharedImage(t)
-	off := start(t, e.d, StartSpec{Image: img})
-	if res := run(t, off, ExecRequest{Cmd: "ls /sys/class/net"}); strings.Fields(string(res.Stdout))[0] != "lo" || len(strings.Fields(string(res.Stdout))) != 1 {
+	off := start(t, e.d, sandbox.StartSpec{Image: img})
+	if res := run(t, off, sandbox.ExecRequest{Cmd: "ls /sys/class/net"}); strings.Fields(string(res.Stdout))[0] != "lo" || len(strings.Fields(string(res.Stdout))) != 1 {
 		t.Errorf("interfaces without network: %q", res.Stdout)
 	}
-	if res := run(t, off, ExecRequest{Cmd: "getent hosts deb.debian.org", Timeout: 20 * time.Second}); res.ExitCode == 0 {
+	if res := run(t, off, sandbox.ExecRequest{Cmd: "getent hosts deb.debian.org", Timeout: 20 * time.Second}); res.ExitCode == 0 {
 		t.Errorf("name resolution works without network: %q", res.Stdout)
 	}
-	on := start(t, e.d, StartSpec{Image: img, Network: true})
-	if res := run(t, on, ExecRequest{Cmd: "ls /sys/class/net"}); !strings.Contains(string(res.Stdout), "eth0") {
+	on := start(t, e.d, sandbox.StartSpec{Image: img, Network: true})
+	if res := run(t, on, sandbox.ExecRequest{Cmd: "ls /sys/class/net"}); !strings.Contains(string(res.Stdout), "eth0") {
 		t.Errorf("interfaces with network: %q", res.Stdout)
 	}
 }
@@ -799,26 +773,26 @@ func TestDockerHealthcheckFixture(t *testing.T) {
 	}
 	ctx := context.Background()
 	t0 := time.Now()
-	img, err := e.fx.Build(ctx, Environment{Hash: b.EnvHash, Files: files, Task: "hello-healthcheck",
+	img, err := e.fx.Build(ctx, sandbox.Environment{Hash: b.EnvHash, Files: files, Task: "hello-healthcheck",
 		BuildTimeout: time.Duration(cfg.Environment.BuildTimeoutSec * float64(time.Second))})
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
 	built := time.Since(t0)
 	t1 := time.Now()
-	sb := start(t, e.fx, StartSpec{Image: img, Healthcheck: cfg.Environment.Healthcheck,
-		Resources: Resources{CPUs: cfg.Environment.CPUs, MemoryMB: cfg.Environment.MemoryMB}})
+	sb := start(t, e.fx, sandbox.StartSpec{Image: img, Healthcheck: cfg.Environment.Healthcheck,
+		Resources: sandbox.Resources{CPUs: cfg.Environment.CPUs, MemoryMB: cfg.Environment.MemoryMB}})
 	started := time.Since(t1)
-	res := run(t, sb, ExecRequest{Cmd: "curl -sf localhost:8080"})
+	res := run(t, sb, sandbox.ExecRequest{Cmd: "curl -sf localhost:8080"})
 	if res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "ok" {
 		t.Errorf("curl: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
 	// The entrypoint received `sleep infinity` and exec'ed it.
-	if ps := run(t, sb, ExecRequest{Cmd: "ps -eo args"}); !strings.Contains(string(ps.Stdout), "sleep infinity") ||
+	if ps := run(t, sb, sandbox.ExecRequest{Cmd: "ps -eo args"}); !strings.Contains(string(ps.Stdout), "sleep infinity") ||
 		!strings.Contains(string(ps.Stdout), "http.server 8080") {
 		t.Errorf("processes:\n%s", ps.Stdout)
 	}
-	limits := run(t, sb, ExecRequest{Cmd: "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null"})
+	limits := run(t, sb, sandbox.ExecRequest{Cmd: "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null"})
 	if f := strings.Fields(string(limits.Stdout)); len(f) != 3 || f[0] != "2147483648" || f[1] != "4096" || f[2] != "100000" {
 		t.Errorf("cgroup limits (memory, pids, cpu quota): %q", limits.Stdout)
 	}
@@ -831,9 +805,9 @@ func TestDockerHealthcheckFailures(t *testing.T) {
 	ctx := context.Background()
 	t.Run("check never passes", func(t *testing.T) {
 		t0 := time.Now()
-		_, err := e.d.Start(ctx, StartSpec{Image: sharedImage(t), Healthcheck: &bundle.Healthcheck{
+		_, err := e.d.Start(ctx, sandbox.StartSpec{Image: sharedImage(t), Healthcheck: &bundle.Healthcheck{
 			Command: "echo not yet; exit 4", IntervalSec: 0.2, TimeoutSec: 5, StartPeriodSec: 0.5, StartIntervalSec: 0.2, Retries: 2}})
-		var he *HealthcheckError
+		var he *sandbox.HealthcheckError
 		if !errors.As(err, &he) || he.Exited || he.ExitCode != 4 || he.Attempts < 2 || !strings.Contains(he.Output, "not yet") {
 			t.Fatalf("err = %#v", err)
 		}
@@ -841,9 +815,9 @@ func TestDockerHealthcheckFailures(t *testing.T) {
 		assertNoRunContainers(t, testRunID)
 	})
 	t.Run("check times out", func(t *testing.T) {
-		_, err := e.d.Start(ctx, StartSpec{Image: sharedImage(t), Healthcheck: &bundle.Healthcheck{
+		_, err := e.d.Start(ctx, sandbox.StartSpec{Image: sharedImage(t), Healthcheck: &bundle.Healthcheck{
 			Command: "sleep 1020", IntervalSec: 0.1, TimeoutSec: 0.5, Retries: 1}})
-		var he *HealthcheckError
+		var he *sandbox.HealthcheckError
 		if !errors.As(err, &he) || !he.TimedOut {
 			t.Fatalf("err = %#v", err)
 		}
@@ -852,14 +826,14 @@ func TestDockerHealthcheckFailures(t *testing.T) {
 	t.Run("cancelled while waiting", func(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		_, err := e.d.Start(cctx, StartSpec{Image: sharedImage(t), Healthcheck: &bundle.Healthcheck{
+		_, err := e.d.Start(cctx, sandbox.StartSpec{Image: sharedImage(t), Healthcheck: &bundle.Healthcheck{
 			Command: "false", IntervalSec: 0.2, StartPeriodSec: 60, StartIntervalSec: 0.2, Retries: 3}})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want the context's error", err)
 		}
 		assertNoRunContainers(t, testRunID)
 	})
-	exitImg := func(t *testing.T, entrypoint string) Image {
+	exitImg := func(t *testing.T, entrypoint string) sandbox.Image {
 		t.Helper()
 		img, err := e.fx.Build(ctx, dockerfileEnv(bookwormFrom+"ENTRYPOINT "+entrypoint+"\n", time.Minute))
 		if err != nil {
@@ -870,11 +844,11 @@ func TestDockerHealthcheckFailures(t *testing.T) {
 	for _, hc := range []*bundle.Healthcheck{nil, {Command: "sleep 1", TimeoutSec: 5, Retries: 1}} {
 		t.Run(fmt.Sprintf("entrypoint exits, healthcheck %v", hc != nil), func(t *testing.T) {
 			img := exitImg(t, `["/bin/sh", "-c", "echo entrypoint gives up >&2; exit 3"]`)
-			sb, err := e.d.Start(ctx, StartSpec{Image: img, Healthcheck: hc})
+			sb, err := e.d.Start(ctx, sandbox.StartSpec{Image: img, Healthcheck: hc})
 			if err == nil {
 				_ = sb.Stop(ctx)
 			}
-			var he *HealthcheckError
+			var he *sandbox.HealthcheckError
 			if !errors.As(err, &he) || !he.Exited || he.ExitCode != 3 || !strings.Contains(he.Output, "gives up") {
 				t.Fatalf("err = %#v", err)
 			}
@@ -883,11 +857,11 @@ func TestDockerHealthcheckFailures(t *testing.T) {
 		})
 	}
 	t.Run("entrypoint missing", func(t *testing.T) {
-		sb, err := e.d.Start(ctx, StartSpec{Image: exitImg(t, `["/no/such/entrypoint"]`)})
+		sb, err := e.d.Start(ctx, sandbox.StartSpec{Image: exitImg(t, `["/no/such/entrypoint"]`)})
 		if err == nil {
 			_ = sb.Stop(ctx)
 		}
-		var he *HealthcheckError
+		var he *sandbox.HealthcheckError
 		if !errors.As(err, &he) || !he.Exited {
 			t.Fatalf("err = %#v", err)
 		}
@@ -902,7 +876,7 @@ func TestDockerStopAfterCancel(t *testing.T) {
 	e := needDocker(t)
 	img := sharedImage(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	sb, err := e.d.Start(ctx, StartSpec{Image: img})
+	sb, err := e.d.Start(ctx, sandbox.StartSpec{Image: img})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -916,7 +890,7 @@ func TestDockerStopAfterCancel(t *testing.T) {
 	if err := sb.Stop(ctx); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
-	if _, err := sb.Exec(context.Background(), ExecRequest{Cmd: "true"}); err == nil {
+	if _, err := sb.Exec(context.Background(), sandbox.ExecRequest{Cmd: "true"}); err == nil {
 		t.Error("Exec on a stopped sandbox succeeded")
 	}
 	assertNoRunContainers(t, testRunID)
@@ -927,11 +901,11 @@ func TestDockerGCCrashedRun(t *testing.T) {
 	img := sharedImage(t)
 	ctx := context.Background()
 	crashedRun := testRunID + "-crashed"
-	crashed, err := NewDocker(ctx, DockerOptions{RunID: crashedRun})
+	crashed, err := New(ctx, Options{RunID: crashedRun})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := crashed.Start(ctx, StartSpec{Image: img})
+	sb, err := crashed.Start(ctx, sandbox.StartSpec{Image: img})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -943,11 +917,11 @@ func TestDockerGCCrashedRun(t *testing.T) {
 	_ = crashed.Close() // the "crash": the handle is dropped, nothing stopped
 
 	// Run keeps this test away from other runs sharing the engine.
-	rep, err := e.d.GC(ctx, GCOptions{Run: crashedRun, ExceptRun: crashedRun})
+	rep, err := e.d.GC(ctx, sandbox.GCOptions{Run: crashedRun, ExceptRun: crashedRun})
 	if err != nil || len(rep.Containers) != 0 {
 		t.Fatalf("GC excepting the run removed %v, %v", rep.Containers, err)
 	}
-	rep, err = e.d.GC(ctx, GCOptions{Run: crashedRun, ExceptRun: testRunID})
+	rep, err = e.d.GC(ctx, sandbox.GCOptions{Run: crashedRun, ExceptRun: testRunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -979,8 +953,8 @@ func TestLogDirsBakedAndCopied(t *testing.T) {
 	if err != nil || !facts.logDirs {
 		t.Fatalf("built image facts = %+v, %v: want the log dirs label", facts, err)
 	}
-	sb := start(t, e.d, StartSpec{Image: img})
-	if res := run(t, sb, ExecRequest{Cmd: check}); res.ExitCode != 0 || string(res.Stdout) != want {
+	sb := start(t, e.d, sandbox.StartSpec{Image: img})
+	if res := run(t, sb, sandbox.ExecRequest{Cmd: check}); res.ExitCode != 0 || string(res.Stdout) != want {
 		t.Errorf("baked log dirs as nobody: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
 
@@ -988,8 +962,8 @@ func TestLogDirsBakedAndCopied(t *testing.T) {
 	if err != nil || facts.logDirs {
 		t.Fatalf("base image facts = %+v, %v: want no label", facts, err)
 	}
-	sb = start(t, e.d, StartSpec{Image: Image{Ref: benchImage}})
-	if res := run(t, sb, ExecRequest{Cmd: check, User: "nobody"}); res.ExitCode != 0 || string(res.Stdout) != want {
+	sb = start(t, e.d, sandbox.StartSpec{Image: sandbox.Image{Ref: benchImage}})
+	if res := run(t, sb, sandbox.ExecRequest{Cmd: check, User: "nobody"}); res.ExitCode != 0 || string(res.Stdout) != want {
 		t.Errorf("copied log dirs: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"context"
@@ -15,10 +15,12 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+
+	"github.com/otcurate/otcurate/sandbox"
 )
 
-// DockerOptions configure the Docker backend.
-type DockerOptions struct {
+// Options configure an Engine.
+type Options struct {
 	Host   string // engine endpoint: unix://, tcp:// (TLS from DOCKER_CERT_PATH, DOCKER_TLS_VERIFY) or ssh://[user@]host[:port]; "" = DOCKER_HOST or the default socket
 	RunID  string // label value for everything this process creates
 	Logger *slog.Logger
@@ -28,10 +30,10 @@ type DockerOptions struct {
 	EngineFiles bool
 }
 
-// Docker is the Backend on a Docker Engine, driven through its Go API
+// Engine is the sandbox.Backend on one Docker Engine, driven through its Go API
 // (github.com/moby/moby/client). It works with engines as old as API 1.41
 // (Debian's docker.io 20.10) and uses the classic builder.
-type Docker struct {
+type Engine struct {
 	cli   *client.Client
 	runID string
 	log   *slog.Logger
@@ -51,7 +53,7 @@ type Docker struct {
 	direct func() bool
 }
 
-var _ Backend = (*Docker)(nil)
+var _ sandbox.Backend = (*Engine)(nil)
 
 // Timeouts of the engine calls that must finish even when the caller's
 // context is gone.
@@ -60,10 +62,10 @@ const (
 	cleanupTimeout = 30 * time.Second
 )
 
-// NewDocker connects to the engine and negotiates the API version. When no
+// New connects to the engine and negotiates the API version. When no
 // engine answers it fails fast with an *InfraError of kind
 // engine_unavailable.
-func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
+func New(ctx context.Context, opts Options) (*Engine, error) {
 	clientOpts := []client.Opt{client.FromEnv}
 	switch {
 	case strings.HasPrefix(opts.Host, "ssh://"):
@@ -87,7 +89,7 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &InfraError{Kind: "engine_unavailable", Err: fmt.Errorf(
+		return nil, &sandbox.InfraError{Kind: "engine_unavailable", Err: fmt.Errorf(
 			"no Docker engine answers at %s (is dockerd running? scripts/setup-docker.sh starts one): %w", host, err)}
 	}
 	log := opts.Logger
@@ -95,7 +97,7 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	dctx, dcancel := context.WithCancel(context.Background())
-	d := &Docker{
+	d := &Engine{
 		cli:    cli,
 		runID:  opts.RunID,
 		log:    log.With("backend", "docker"),
@@ -116,7 +118,7 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 // user-namespace remapping (their root is this host's root), and this
 // process is root. Each sandbox still checks that the engine shares this
 // host's PID namespace before using it.
-func (d *Docker) directFiles(ctx context.Context) bool {
+func (d *Engine) directFiles(ctx context.Context) bool {
 	if os.Geteuid() != 0 || !strings.HasPrefix(d.cli.DaemonHost(), "unix://") {
 		return false
 	}
@@ -133,11 +135,11 @@ func (d *Docker) directFiles(ctx context.Context) bool {
 }
 
 // APIVersion is the negotiated Engine API version.
-func (d *Docker) APIVersion() string { return d.cli.ClientVersion() }
+func (d *Engine) APIVersion() string { return d.cli.ClientVersion() }
 
 // Close cancels in-flight builds, waits for background cleanups and closes
 // the connection. Sandboxes still running are not stopped.
-func (d *Docker) Close() error {
+func (d *Engine) Close() error {
 	d.cancel()
 	d.bg.Wait()
 	return d.cli.Close()
@@ -163,7 +165,7 @@ func engineError(ctx context.Context, op string, err error) error {
 }
 
 // Ping checks that the engine answers.
-func (d *Docker) Ping(ctx context.Context) error {
+func (d *Engine) Ping(ctx context.Context) error {
 	if _, err := d.cli.Ping(ctx, client.PingOptions{}); err != nil {
 		return engineError(ctx, "ping", err)
 	}
@@ -172,13 +174,13 @@ func (d *Docker) Ping(ctx context.Context) error {
 
 // hasImage reports whether this process already built or found the
 // environment's image on the engine (no engine call).
-func (d *Docker) hasImage(hash string) bool {
+func (d *Engine) hasImage(hash string) bool {
 	_, ok := d.images.Load(hash)
 	return ok
 }
 
 // infraError classifies an engine failure.
-func infraError(op string, err error) *InfraError {
+func infraError(op string, err error) *sandbox.InfraError {
 	kind := "engine_error"
 	switch {
 	case isOutOfDisk(err.Error()):
@@ -186,7 +188,7 @@ func infraError(op string, err error) *InfraError {
 	case isConnectionError(err):
 		kind = "engine_unavailable"
 	}
-	return &InfraError{Kind: kind, Err: fmt.Errorf("%s: %w", op, err)}
+	return &sandbox.InfraError{Kind: kind, Err: fmt.Errorf("%s: %w", op, err)}
 }
 
 func isOutOfDisk(msg string) bool {

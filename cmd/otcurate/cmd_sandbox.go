@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/backends"
+)
+
+// sandboxFlagHelp documents --sandbox; the details are in `otcurate help
+// sandbox` (backends.Help).
+const sandboxFlagHelp = "where sandboxes run: docker (default: DOCKER_HOST or the local socket), unix://, tcp://, ssh://, docker://ENDPOINT, a fleet HOST[=CAPACITY],..., kube or daytona; see otcurate help sandbox"
+
+// addSandboxFlag registers --sandbox SPEC and its deprecated alias
+// --docker-host on the same variable.
+func addSandboxFlag(f *pflag.FlagSet, spec *string) {
+	f.StringVar(spec, "sandbox", "", sandboxFlagHelp)
+	f.StringVar(spec, "docker-host", "", sandboxFlagHelp)
+	_ = f.MarkDeprecated("docker-host", "use --sandbox (same values; see otcurate help sandbox)")
+}
+
+// newSandboxCmd is `otcurate sandbox`: its help is the sandbox backends'
+// documentation (`otcurate help sandbox`), its subcommand the janitor.
+func newSandboxCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "sandbox", GroupID: "curate", Short: "Sandbox backends (--sandbox SPEC) and their janitor", Long: backends.Help}
+	var images, all bool
+	var spec string
+	gc := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove containers and networks (and with --images, images) left by otcurate runs",
+		Long: `gc removes, by label, what otcurate runs left behind: by default only what belongs
+to processes that are gone (a killed run), so a run in progress is safe; --all removes
+everything otcurate created on this engine.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			backend, err := newBackend(cmd, g, spec, newRunID())
+			if err != nil {
+				return err
+			}
+			defer backend.Close()
+			rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{Images: images, OrphansOnly: !all})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d containers, %d networks, %d images\n", len(rep.Containers), len(rep.Networks), len(rep.Images))
+			return nil
+		},
+	}
+	gc.Flags().BoolVar(&images, "images", false, "also remove environment images built by otcurate")
+	gc.Flags().BoolVar(&all, "all", false, "also remove what live otcurate processes own")
+	addSandboxFlag(gc.Flags(), &spec)
+	cmd.AddCommand(gc)
+	return cmd
+}
+
+// newKubeHelpCmd keeps `otcurate help kube` (the Kubernetes settings'
+// former topic) working: it shows the one sandbox topic.
+func newKubeHelpCmd() *cobra.Command {
+	return &cobra.Command{Use: "kube", Hidden: true, Short: "The sandbox backends (moved to otcurate help sandbox)", Long: backends.Help}
+}
+
+// newBackend opens the backend --sandbox names; a mistake in the spec or
+// in the backend's settings is a usage error.
+func newBackend(cmd *cobra.Command, g *globals, spec, runID string) (sandbox.Backend, error) {
+	b, err := backends.Open(cmd.Context(), spec, backends.Settings{RunID: runID, Logger: g.logger})
+	var se *backends.SpecError
+	if errors.As(err, &se) {
+		return nil, usageErr(err)
+	}
+	return b, err
+}
+
+// openSandbox opens the backend for a run and first removes what killed
+// earlier runs left behind.
+func openSandbox(cmd *cobra.Command, g *globals, spec, runID string) (sandbox.Backend, error) {
+	backend, err := newBackend(cmd, g, spec, runID)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := backend.GC(cmd.Context(), sandbox.GCOptions{OrphansOnly: true, ExceptRun: runID})
+	switch {
+	case err != nil:
+		g.logger.Warn("janitor could not clean up earlier runs", "err", err)
+	case len(rep.Containers)+len(rep.Networks) > 0:
+		g.logger.Info("janitor removed leftovers of earlier runs", "containers", len(rep.Containers), "networks", len(rep.Networks))
+	}
+	return backend, nil
+}

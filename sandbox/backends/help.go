@@ -1,0 +1,61 @@
+package backends
+
+// Help documents every spec Open takes and every setting each backend
+// reads (what `otcurate help sandbox` prints).
+const Help = `--sandbox SPEC chooses where sandboxes run; every command that runs them takes it
+(run, build, filter, train, traces, sandbox gc). --docker-host is its deprecated
+alias. Backends read their other settings from the environment, listed below.
+
+SPEC forms:
+  docker, or no --sandbox   the local Docker engine: DOCKER_HOST, else the default
+                            socket (unix:///var/run/docker.sock)
+  unix:///PATH              a Docker engine on a local socket
+  tcp://HOST:PORT           a Docker engine over TCP (TLS with DOCKER_TLS_VERIFY)
+  ssh://[USER@]HOST[:PORT]  a remote Docker engine through ssh, as docker -H ssh://
+                            does: ssh HOST docker system dial-stdio, one multiplexed
+                            ssh master per host; the far side needs sshd and the
+                            docker CLI
+  docker://ENDPOINT         the same as ENDPOINT (one of the three above);
+                            docker://HOST:PORT means tcp://HOST:PORT
+  HOST[=CAPACITY],...       a fleet of Docker engines (HOST as above, CAPACITY
+                            concurrent sandboxes, default 4), e.g.
+                            unix:///var/run/docker.sock=8,tcp://10.0.0.2:2376=16.
+                            Each sandbox goes to the least-loaded engine below its
+                            capacity; an engine that stops answering is out of
+                            rotation for 30 s and its runs are retried elsewhere
+  kube                      every sandbox a pod on Kubernetes (settings below)
+  daytona                   the Daytona API (settings below)
+
+Docker (docker, unix://, tcp://, ssh://, docker://, fleets):
+  DOCKER_HOST                      the engine of "docker" (default: the local socket)
+  DOCKER_TLS_VERIFY, DOCKER_CERT_PATH
+                                   TLS for tcp:// engines (one set for every engine)
+  DOCKER_API_VERSION               pin the Engine API version (default: negotiated)
+  OTCURATE_SSH_FLAGS               extra ssh(1) flags for ssh:// engines, e.g.
+                                   "-i /keys/fleet -o StrictHostKeyChecking=accept-new";
+                                   keys, agents and jump hosts come from ssh's config
+
+Kubernetes (kube): images are built by a Docker engine (DOCKER_HOST or the local
+socket), then shipped to the cluster, by exactly one of:
+  OTCURATE_KUBE_CONTAINERD=SOCKET  import into the node's containerd (single node;
+                                   pods never pull)
+  OTCURATE_KUBE_REGISTRY=PREFIX    push to PREFIX/otcurate-env:<hash>
+  OTCURATE_KUBE_REGISTRY_USER, OTCURATE_KUBE_REGISTRY_PASSWORD
+                                   the registry's credentials (default: anonymous)
+The cluster:
+  OTCURATE_KUBECONFIG              kubeconfig file (default: in-cluster, else
+                                   KUBECONFIG or ~/.kube/config)
+  OTCURATE_KUBE_NAMESPACE          namespace of the pods (default: the kubeconfig's,
+                                   else default)
+  OTCURATE_KUBE_REQUEST_RATIO      requests = this share of the limits (default 1)
+  OTCURATE_KUBE_START_TIMEOUT      seconds a pod may stay pending (default 300)
+Sandboxes without network get a deny-all NetworkPolicy (enforced where the CNI
+implements NetworkPolicy). See deploy/README.md for sharded builds as an Indexed Job.
+
+Daytona (daytona):
+  DAYTONA_API_KEY                  the API key (required)
+  DAYTONA_API_URL                  the API (default https://app.daytona.io/api)
+  DAYTONA_TARGET                   the region, e.g. us (optional)
+
+Every backend labels what it creates with the run id; "otcurate sandbox gc
+--sandbox SPEC" removes what killed runs left behind.`
