@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	units "github.com/docker/go-units"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -354,7 +353,7 @@ func (p *configParser) sizeMB(m map[string]any, key, legacy string, def int64) i
 // parseSizeMB reads a deprecated size string ("2G", "512Mi", "1024"; a
 // bare number is bytes) as megabytes, rounded up.
 func parseSizeMB(s string) (int64, error) {
-	b, err := units.RAMInBytes(strings.TrimSpace(s))
+	b, err := ParseRAMBytes(strings.TrimSpace(s))
 	if err != nil || b <= 0 {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}

@@ -10,7 +10,6 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 
-	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -194,7 +193,7 @@ func (g *globals) applyGCSettings() error {
 }
 
 func parseBytes(s string) (int64, error) {
-	n, err := units.RAMInBytes(s)
+	n, err := bundle.ParseRAMBytes(s)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("invalid size %q (use e.g. 128MiB or 1GiB)", s)
 	}
