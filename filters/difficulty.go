@@ -55,7 +55,7 @@ type Difficulty struct {
 }
 
 // Name implements pipeline.Stage.
-func (Difficulty) Name() string { return pipeline.StageDifficulty }
+func (Difficulty) Name() string { return StageDifficulty }
 
 func (s Difficulty) resolved() Difficulty {
 	if s.Attempts <= 0 {

@@ -88,7 +88,7 @@ func TestDifficultyBuiltinOnSamplePool(t *testing.T) {
 	}
 	var shellPasses, shellSolved, kataPasses float64
 	for p, dec := range got {
-		if dec.Stage != pipeline.StageDifficulty || dec.Score == nil {
+		if dec.Stage != filters.StageDifficulty || dec.Score == nil {
 			t.Errorf("%s: %s %s/%s %s (no pass rate)", p, dec.Stage, dec.Verdict, dec.Reason, dec.Detail)
 			continue
 		}

@@ -38,7 +38,7 @@ type Flaky struct {
 }
 
 // Name implements pipeline.Stage.
-func (Flaky) Name() string { return pipeline.StageFlaky }
+func (Flaky) Name() string { return StageFlaky }
 
 // Process implements pipeline.ItemStage.
 func (s Flaky) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {

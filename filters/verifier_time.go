@@ -26,7 +26,7 @@ type VerifierTime struct {
 }
 
 // Name implements pipeline.Stage.
-func (VerifierTime) Name() string { return pipeline.StageVerifierTime }
+func (VerifierTime) Name() string { return StageVerifierTime }
 
 // Decide implements pipeline.SetStage.
 func (s VerifierTime) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipeline.Outcome, error) {
@@ -41,7 +41,7 @@ func (s VerifierTime) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pip
 	for i, t := range tasks {
 		times[i] = -1
 		for _, m := range t.Marks {
-			if m.Stage == pipeline.StageFlaky && m.Score != nil {
+			if m.Stage == StageFlaky && m.Score != nil {
 				times[i] = *m.Score
 			}
 		}

@@ -30,7 +30,6 @@ import (
 	"sort"
 
 	"github.com/otcurate/otcurate/bundle"
-	"github.com/otcurate/otcurate/pipeline"
 )
 
 // Options configures a generated pool.
@@ -98,11 +97,11 @@ const (
 
 // Expected stages.
 const (
-	StageValidate = pipeline.StageValidate
-	StageDedup    = pipeline.StageDedup
-	StageLint     = pipeline.StageLint
-	StageEnv      = pipeline.StageEnv
-	StageFlaky    = pipeline.StageFlaky
+	StageValidate = "validate"
+	StageDedup    = "dedup"
+	StageLint     = "lint"
+	StageEnv      = "env"
+	StageFlaky    = "flaky"
 )
 
 // Defect kinds.

@@ -1,8 +1,7 @@
-package pipeline
+package rundir
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +10,6 @@ import (
 	"sync"
 	"time"
 )
-
-// LedgerFile is the run directory's ledger of expensive stage results.
-const LedgerFile = "ledger.jsonl"
 
 // Ledger remembers the outcomes of expensive stages (the ones that run
 // sandboxes), keyed by task content hash, stage and the stage settings that
@@ -25,10 +21,21 @@ const LedgerFile = "ledger.jsonl"
 type Ledger struct {
 	mu      sync.Mutex
 	f       *os.File
-	entries map[string]Outcome
+	entries map[string]Entry
 	hits    int64
 }
 
+// Entry is a decided outcome the ledger remembers.
+type Entry struct {
+	Verdict  Verdict
+	Reason   string
+	Detail   string
+	Flags    []string
+	Score    *float64
+	Evidence *Evidence
+}
+
+// ledgerEntry is a line of ledger.jsonl.
 type ledgerEntry struct {
 	Key      string    `json:"key"`
 	Verdict  Verdict   `json:"verdict"`
@@ -46,14 +53,14 @@ func OpenLedger(name string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	l := &Ledger{f: f, entries: map[string]Outcome{}}
+	l := &Ledger{f: f, entries: map[string]Entry{}}
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			var e ledgerEntry
 			if json.Unmarshal(line, &e) == nil && e.Key != "" {
-				l.entries[e.Key] = Outcome{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, Score: e.Score, Evidence: e.Evidence}
+				l.entries[e.Key] = Entry{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, Score: e.Score, Evidence: e.Evidence}
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -81,7 +88,8 @@ func (l *Ledger) Hits() int64 {
 	return l.hits
 }
 
-func (l *Ledger) get(key string) (Outcome, bool) {
+// Get returns the entry remembered under key, counting a hit.
+func (l *Ledger) Get(key string) (Entry, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	o, ok := l.entries[key]
@@ -91,7 +99,8 @@ func (l *Ledger) get(key string) (Outcome, bool) {
 	return o, ok
 }
 
-func (l *Ledger) put(key string, o Outcome) error {
+// Put appends an entry under key and syncs the file.
+func (l *Ledger) Put(key string, o Entry) error {
 	data, err := json.Marshal(ledgerEntry{Key: key, Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags, Score: o.Score, Evidence: o.Evidence, At: time.Now().UTC()})
 	if err != nil {
 		return err
@@ -110,62 +119,3 @@ func (l *Ledger) put(key string, o Outcome) error {
 
 // Close closes the ledger file.
 func (l *Ledger) Close() error { return l.f.Close() }
-
-// Fingerprinted is implemented by stages whose outcome depends on settings
-// beyond the task's content; the fingerprint is part of the ledger key, so
-// a changed setting recomputes only what it affects.
-type Fingerprinted interface {
-	Fingerprint() string
-}
-
-// cachedStage serves a stage's outcomes from the ledger when it has them.
-// Only decided outcomes (keep, drop) are stored: errors and interruptions
-// are retried on the next run.
-type cachedStage struct {
-	ItemStage
-	ledger *Ledger
-}
-
-// Cached wraps an item stage with the ledger.
-func Cached(s ItemStage, l *Ledger) ItemStage { return &cachedStage{ItemStage: s, ledger: l} }
-
-// Expensive implements Expensive: only expensive stages are cached.
-func (c *cachedStage) Expensive() {}
-
-func (c *cachedStage) key(it *Item) string {
-	fp := ""
-	if f, ok := c.ItemStage.(Fingerprinted); ok {
-		fp = f.Fingerprint()
-	}
-	return it.Task.Hash + "|" + c.Name() + "|" + fp
-}
-
-// Process implements ItemStage.
-func (c *cachedStage) Process(ctx context.Context, it *Item) Outcome {
-	key := c.key(it)
-	if o, ok := c.ledger.get(key); ok {
-		if o.Detail != "" {
-			o.Detail += " "
-		}
-		o.Detail += "(from the ledger)"
-		if o.Evidence != nil {
-			ev := *o.Evidence
-			ev.FromLedger = true
-			o.Evidence = &ev
-		}
-		return o
-	}
-	o := c.ItemStage.Process(ctx, it)
-	if (o.Verdict == Keep || o.Verdict == Drop) && ctx.Err() == nil {
-		if err := c.ledger.put(key, o); err != nil {
-			return ErrorOutcome("ledger_write_failed", err.Error())
-		}
-	}
-	return o
-}
-
-// Expensive marks item stages whose outcomes go through the ledger (they
-// run sandboxes).
-type Expensive interface {
-	Expensive()
-}

@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"runtime"
 
 	"github.com/sourcegraph/conc/stream"
+
+	"github.com/otcurate/otcurate/internal/buflist"
 )
 
 // EachDecision streams a decisions.jsonl file, one decision at a time and
@@ -32,7 +34,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
 	// Chunks in flight are bounded by the stream (its workers and the
 	// callbacks queued behind them); the list keeps that many.
-	chunks := newBufferList(2*decisionChunk, 2*runtime.GOMAXPROCS(0)+4)
+	chunks := buflist.New(2*decisionChunk, 2*runtime.GOMAXPROCS(0)+4)
 	var firstErr error // set by callbacks, which run sequentially
 	var readErr error
 	// The file is read in chunks of whole lines; a batch's lines are
@@ -41,7 +43,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 	var carry []byte // a partial last line, moved to the next chunk
 	n := 0           // lines handed out so far
 	for readErr == nil && firstErr == nil {
-		buf := chunks.get(len(carry) + decisionChunk)
+		buf := chunks.Get(len(carry) + decisionChunk)
 		chunk := buf
 		copy(chunk, carry)
 		k, err := io.ReadFull(f, chunk[len(carry):])
@@ -95,7 +97,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 				}
 			}
 			return func() {
-				defer chunks.put(buf) // decisions hold copies, not slices of it
+				defer chunks.Put(buf) // decisions hold copies, not slices of it
 				if firstErr != nil {
 					return
 				}

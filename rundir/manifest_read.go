@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 // ReadManifest reads a run's tasks.parquet back into tasks with their
 // stage marks (for the given stage names, in order): what Merge combines.
 // A task is alive when its final verdict is keep.
-func ReadManifest(name string, stages []string) ([]*Task, error) {
+func ReadManifest(name string, stages []string, layout Layout) ([]*Task, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
