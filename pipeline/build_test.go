@@ -415,7 +415,7 @@ func TestAfterStagesSeesCompleteDecisions(t *testing.T) {
 	_, res, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages, RunDir: runDir, Output: out,
 		AfterStages: func(r *pipeline.Result) {
 			calls++
-			ds, err := rundir.ReadDecisions(filepath.Join(runDir, rundir.DecisionsFile))
+			ds, err := rundir.ReadDecisions(filepath.Join(runDir, rundir.DecisionsFile), filters.Layout())
 			if err != nil {
 				t.Error(err)
 			}

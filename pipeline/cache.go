@@ -46,8 +46,9 @@ func (c *cachedStage) key(it *Item) string {
 // Process implements ItemStage.
 func (c *cachedStage) Process(ctx context.Context, it *Item) Outcome {
 	key := c.key(it)
-	if e, ok := c.ledger.Get(key); ok {
-		o := Outcome{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, Score: e.Score, Evidence: e.Evidence}
+	if e, ok := c.ledger.Get(key, c.Format().Score); ok {
+		o := Outcome{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags,
+			ScoreSeconds: e.ScoreSeconds, ScoreRate: e.ScoreRate, Evidence: e.Evidence}
 		if o.Detail != "" {
 			o.Detail += " "
 		}
@@ -61,7 +62,8 @@ func (c *cachedStage) Process(ctx context.Context, it *Item) Outcome {
 	}
 	o := c.ItemStage.Process(ctx, it)
 	if (o.Verdict == Keep || o.Verdict == Drop) && ctx.Err() == nil {
-		e := rundir.Entry{Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags, Score: o.Score, Evidence: o.Evidence}
+		e := rundir.Entry{Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags,
+			ScoreSeconds: o.ScoreSeconds, ScoreRate: o.ScoreRate, Evidence: o.Evidence}
 		if err := c.ledger.Put(key, e); err != nil {
 			return ErrorOutcome("ledger_write_failed", err.Error())
 		}

@@ -94,7 +94,7 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 	}
 	var decisions []Decision
 	for _, r := range runs {
-		ds, err := rundir.ReadDecisions(filepath.Join(r.Dir, rundir.DecisionsFile))
+		ds, err := rundir.ReadDecisions(filepath.Join(r.Dir, rundir.DecisionsFile), o.Layout)
 		if err != nil {
 			return nil, nil, fmt.Errorf("merge: %w", err)
 		}

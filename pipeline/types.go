@@ -41,9 +41,11 @@ type Outcome struct {
 	Reason  string
 	Detail  string
 	Flags   []string
-	// Score is the stage's measurement when it has one (the difficulty
-	// stage's pass rate), kept in the ledger and the manifest.
-	Score *float64
+	// ScoreSeconds and ScoreRate are the stage's measurement when it has
+	// one: a duration (flaky's median verifier seconds) or a rate
+	// (difficulty's pass rate). A stage sets at most one, the kind its
+	// Format names; both are `score` on disk.
+	ScoreSeconds, ScoreRate *float64
 	// Evidence is set by stages that run sandboxes.
 	Evidence *Evidence
 }

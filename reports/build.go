@@ -208,7 +208,7 @@ func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, erro
 	seen := map[[2]string]bool{}
 	envs := map[string]*EnvStat{}
 	dist := map[string][]float64{}
-	if err := rundir.EachDecisionWhere(name, mayCount, func(d pipeline.Decision) error {
+	if err := rundir.EachDecisionWhere(name, filters.Layout(), mayCount, func(d pipeline.Decision) error {
 		return r.addDecision(d, drops, errs, seen, envs, dist, envOf)
 	}); err != nil {
 		return fmt.Errorf("report: %w", err)

@@ -27,10 +27,10 @@ func TestAppendDecisionJSONMatchesEncodingJSON(t *testing.T) {
 		{Path: "bad utf8 \xff\xfe x \xe2\x80", Stage: "validate", Verdict: Drop, Reason: "bad_path"},
 		{Path: "sep \u2028 \u2029 é 日本 🙂", Stage: "validate", Verdict: Error, Reason: "x"},
 		{Path: "", Stage: "", Verdict: "", Reason: "", Flags: []string{}},
-		{Path: "scored", Stage: "difficulty", Verdict: Keep, Reason: "band", Score: &score},
+		{Path: "scored", Stage: "difficulty", Verdict: Keep, Reason: "band", ScoreRate: &score},
 	} {
 		got, ok := appendDecisionJSON(nil, &d)
-		if d.Score != nil {
+		if d.ScoreSeconds != nil || d.ScoreRate != nil {
 			if ok || len(got) != 0 {
 				t.Errorf("%q: a scored decision must fall back to encoding/json", d.Path)
 			}

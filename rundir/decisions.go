@@ -37,7 +37,7 @@ func (s *DecisionWriter) Write(d Decision) error {
 		if _, err := s.bw.Write(s.buf); err != nil {
 			return fmt.Errorf("writing %s: %w", s.f.Name(), err)
 		}
-	} else if err := s.enc.Encode(d); err != nil {
+	} else if err := s.enc.Encode(d.wire()); err != nil {
 		return fmt.Errorf("writing %s: %w", s.f.Name(), err)
 	}
 	s.n++

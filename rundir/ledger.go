@@ -21,18 +21,20 @@ import (
 type Ledger struct {
 	mu      sync.Mutex
 	f       *os.File
-	entries map[string]Entry
+	entries map[string]ledgerEntry
 	hits    int64
 }
 
 // Entry is a decided outcome the ledger remembers.
 type Entry struct {
-	Verdict  Verdict
-	Reason   string
-	Detail   string
-	Flags    []string
-	Score    *float64
-	Evidence *Evidence
+	Verdict Verdict
+	Reason  string
+	Detail  string
+	Flags   []string
+	// ScoreSeconds and ScoreRate: see Decision. The ledger holds one
+	// `score`; Get places it by the stage's score kind.
+	ScoreSeconds, ScoreRate *float64
+	Evidence                *Evidence
 }
 
 // ledgerEntry is a line of ledger.jsonl.
@@ -53,14 +55,14 @@ func OpenLedger(name string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	l := &Ledger{f: f, entries: map[string]Entry{}}
+	l := &Ledger{f: f, entries: map[string]ledgerEntry{}}
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			var e ledgerEntry
 			if json.Unmarshal(line, &e) == nil && e.Key != "" {
-				l.entries[e.Key] = Entry{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, Score: e.Score, Evidence: e.Evidence}
+				l.entries[e.Key] = e
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -88,20 +90,29 @@ func (l *Ledger) Hits() int64 {
 	return l.hits
 }
 
-// Get returns the entry remembered under key, counting a hit.
-func (l *Ledger) Get(key string) (Entry, bool) {
+// Get returns the entry remembered under key, counting a hit; kind is
+// what the stage's score measures. An entry whose score does not fit the
+// kind is not served.
+func (l *Ledger) Get(key string, kind ScoreKind) (Entry, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	o, ok := l.entries[key]
-	if ok {
-		l.hits++
+	e, ok := l.entries[key]
+	if !ok {
+		return Entry{}, false
 	}
-	return o, ok
+	sec, rate, err := kind.Split(e.Score)
+	if err != nil {
+		return Entry{}, false
+	}
+	l.hits++
+	return Entry{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, ScoreSeconds: sec, ScoreRate: rate, Evidence: e.Evidence}, true
 }
 
 // Put appends an entry under key and syncs the file.
 func (l *Ledger) Put(key string, o Entry) error {
-	data, err := json.Marshal(ledgerEntry{Key: key, Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags, Score: o.Score, Evidence: o.Evidence, At: time.Now().UTC()})
+	e := ledgerEntry{Key: key, Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags,
+		Score: JoinScore(o.ScoreSeconds, o.ScoreRate), Evidence: o.Evidence, At: time.Now().UTC()}
+	data, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
@@ -113,7 +124,7 @@ func (l *Ledger) Put(key string, o Entry) error {
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	l.entries[key] = o
+	l.entries[key] = e
 	return nil
 }
 

@@ -104,8 +104,8 @@ func WriteManifest(name string, tasks []*Task, stages []string, layout Layout) e
 			rb.str(row, sc.verdict, string(m.Verdict))
 			rb.str(row, sc.reason, m.Reason)
 			rb.double(row, sc.seconds, m.Seconds)
-			if m.Score != nil && sc.score >= 0 {
-				rb.double(row, sc.score, *m.Score)
+			if v := JoinScore(m.ScoreSeconds, m.ScoreRate); v != nil && sc.score >= 0 {
+				rb.double(row, sc.score, *v)
 			}
 			if sc.runs >= 0 && m.Verdict != Error {
 				rb.int32(row, sc.runs, m.Runs)

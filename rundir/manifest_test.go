@@ -28,7 +28,7 @@ func TestManifestRoundTrip(t *testing.T) {
 		{Index: 0, Path: "a", Hash: "h0", EnvHash: "e0", BlobBytes: 10, Stratum: "s", Marks: []StageMark{
 			{Stage: "validate", Verdict: Keep, Reason: "valid", Seconds: 0.5},
 			{Stage: "env", Verdict: Keep, Reason: "stable", Runs: 2, Passes: 1, SandboxSeconds: 3.5, FromLedger: true},
-			{Stage: "flaky", Verdict: Drop, Reason: "flaky", Score: &score, Runs: 9, Passes: 4, SandboxSeconds: 12},
+			{Stage: "flaky", Verdict: Drop, Reason: "flaky", ScoreSeconds: &score, Runs: 9, Passes: 4, SandboxSeconds: 12},
 		}},
 		{Index: 1, Path: "b", BlobBytes: 0, Marks: []StageMark{{Stage: "validate", Verdict: Drop, Reason: "not_gzip"}}},
 		{Index: 2, Path: "c", Hash: "h2", EnvHash: "e2", BlobBytes: 7, Marks: []StageMark{

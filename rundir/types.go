@@ -33,9 +33,12 @@ type Decision struct {
 	// Flags are findings that did not decide the verdict on their own
 	// (e.g. lint checks set to warn), as reason codes.
 	Flags []string `json:"flags,omitempty"`
-	// Score is the stage's measurement (the difficulty stage's pass rate,
-	// the flaky stage's median verifier seconds).
-	Score *float64 `json:"score,omitempty"`
+	// ScoreSeconds and ScoreRate are the stage's measurement: a duration
+	// (the flaky stage's median verifier seconds) or a rate (the
+	// difficulty stage's pass rate). At most one is set. On disk either is
+	// `score` (see MarshalJSON); readers place it by their Layout.
+	ScoreSeconds *float64 `json:"-"`
+	ScoreRate    *float64 `json:"-"`
 	// Evidence is what a sandbox stage spent and saw for the task.
 	Evidence *Evidence `json:"evidence,omitempty"`
 }
@@ -86,7 +89,9 @@ type StageMark struct {
 	Verdict Verdict
 	Reason  string
 	Seconds float64 // time the stage spent on this task (0 for set stages)
-	Score   *float64
+	// ScoreSeconds and ScoreRate are the stage's measurement (see
+	// Decision); the manifest's <stage>_score.
+	ScoreSeconds, ScoreRate *float64
 	// Runs, Passes and SandboxSeconds summarise the stage's Evidence (the
 	// log excerpt stays in decisions.jsonl).
 	Runs, Passes   int32

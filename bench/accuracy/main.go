@@ -467,7 +467,7 @@ func readLabels(name string) ([]poolgen.Label, error) {
 // readDecisions returns each task's last decision (its final verdict) and
 // every decision.
 func readDecisions(name string) (map[string]pipeline.Decision, []pipeline.Decision, error) {
-	all, err := rundir.ReadDecisions(name)
+	all, err := rundir.ReadDecisions(name, filters.Layout())
 	if err != nil {
 		return nil, nil, err
 	}
