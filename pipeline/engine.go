@@ -66,9 +66,9 @@ type Engine struct {
 	Logger  *slog.Logger
 	// Progress, when set, receives pass progress.
 	Progress Progress
-	// Shard, when enabled, restricts the run to a slice of the pool:
-	// validate decides which tasks are in it, the others leave no trace
-	// (no decision, no funnel count, no manifest row).
+	// Shard, when enabled, restricts the run to a slice of the pool: the
+	// intake stage's content hash decides which tasks are in it, the others
+	// leave no trace (no decision, no funnel count, no manifest row).
 	Shard Shard
 	// RetainBlobs, when positive, holds copies of the bundles of small
 	// tasks that pass the first segment, up to that many bytes in all, so
@@ -387,7 +387,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		}
 		var task *Task
 		if first {
-			// Room for two marks (validate and the next stage): growing
+			// Room for two marks (the intake and the next stage): growing
 			// from one left a garbage array per task. Not one per stage:
 			// a pool of 100K tasks mostly dropped early would hold them.
 			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true,

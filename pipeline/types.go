@@ -69,7 +69,7 @@ func ErrorOutcome(reason, detail string) Outcome {
 type Item struct {
 	Task   *Task
 	Record pool.Record
-	Bundle *bundle.Bundle // decoded by validate, available to later stages of the segment
+	Bundle *bundle.Bundle // decoded by the intake stage, available to later stages of the segment
 	Info   *bundle.Info
 }
 
