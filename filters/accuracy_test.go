@@ -106,7 +106,7 @@ func TestStaticStagesMatchGroundTruth(t *testing.T) {
 
 	var codec, dups, lints, good int
 	for p, l := range labels {
-		v := decided[p][pipeline.StageValidate]
+		v := decided[p][filters.StageValidate]
 		switch {
 		case l.ExpectedStage == poolgen.StageValidate:
 			codec++
@@ -118,7 +118,7 @@ func TestStaticStagesMatchGroundTruth(t *testing.T) {
 			t.Errorf("%s (%q): validate dropped a well-formed task: %s %s", p, l.Defect, v.Reason, v.Detail)
 			continue
 		}
-		d := decided[p][pipeline.StageDedup]
+		d := decided[p][filters.StageDedup]
 		if dropsExpectedByDedup[p] {
 			dups++
 			if d.Verdict != pipeline.Drop || d.Reason != filters.ReasonDuplicateContent {
@@ -130,7 +130,7 @@ func TestStaticStagesMatchGroundTruth(t *testing.T) {
 			t.Errorf("%s (%q): dedup dropped a unique task: %s", p, l.Defect, d.Detail)
 			continue
 		}
-		li := decided[p][pipeline.StageLint]
+		li := decided[p][filters.StageLint]
 		switch want, isLint := lintReason[l.Defect]; {
 		case isLint:
 			lints++

@@ -19,7 +19,7 @@ const (
 type Dedup struct{}
 
 // Name implements pipeline.Stage.
-func (Dedup) Name() string { return pipeline.StageDedup }
+func (Dedup) Name() string { return StageDedup }
 
 // Decide implements pipeline.SetStage.
 func (Dedup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipeline.Outcome, error) {

@@ -55,7 +55,7 @@ type Difficulty struct {
 }
 
 // Name implements pipeline.Stage.
-func (Difficulty) Name() string { return pipeline.StageDifficulty }
+func (Difficulty) Name() string { return StageDifficulty }
 
 func (s Difficulty) resolved() Difficulty {
 	if s.Attempts <= 0 {
@@ -129,7 +129,7 @@ func (s Difficulty) Process(ctx context.Context, it *pipeline.Item) pipeline.Out
 	}
 	rate := float64(passes) / float64(scored)
 	out := s.verdict(passes, scored, tally)
-	out.Score = &rate
+	out.ScoreRate = &rate
 	return sp.attach(out)
 }
 

@@ -88,16 +88,16 @@ func TestDifficultyBuiltinOnSamplePool(t *testing.T) {
 	}
 	var shellPasses, shellSolved, kataPasses float64
 	for p, dec := range got {
-		if dec.Stage != pipeline.StageDifficulty || dec.Score == nil {
+		if dec.Stage != filters.StageDifficulty || dec.ScoreRate == nil {
 			t.Errorf("%s: %s %s/%s %s (no pass rate)", p, dec.Stage, dec.Verdict, dec.Reason, dec.Detail)
 			continue
 		}
-		t.Logf("%s (%s): pass rate %.2f, %s/%s: %s", p, labels[p].Family, *dec.Score, dec.Verdict, dec.Reason, dec.Detail)
+		t.Logf("%s (%s): pass rate %.2f, %s/%s: %s", p, labels[p].Family, *dec.ScoreRate, dec.Verdict, dec.Reason, dec.Detail)
 		if labels[p].Family == "kata" {
-			kataPasses += *dec.Score
+			kataPasses += *dec.ScoreRate
 		} else {
-			shellPasses += *dec.Score
-			if *dec.Score > 0 {
+			shellPasses += *dec.ScoreRate
+			if *dec.ScoreRate > 0 {
 				shellSolved++
 			}
 		}
@@ -121,8 +121,8 @@ func TestDifficultyBuiltinOnSamplePool(t *testing.T) {
 		t.Errorf("second run: %d ledger hits, want %d", sum.LedgerHits, len(got))
 	}
 	for p, dec := range got {
-		if a := again[p]; a.Reason != dec.Reason || a.Score == nil || *a.Score != *dec.Score {
-			t.Errorf("%s: second run %s/%v, first %s/%v", p, a.Reason, a.Score, dec.Reason, *dec.Score)
+		if a := again[p]; a.Reason != dec.Reason || a.ScoreRate == nil || *a.ScoreRate != *dec.ScoreRate {
+			t.Errorf("%s: second run %s/%v, first %s/%v", p, a.Reason, a.ScoreRate, dec.Reason, *dec.ScoreRate)
 		}
 	}
 }

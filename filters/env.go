@@ -57,7 +57,7 @@ func NewEnv(r *trial.Runner, lim bundle.Limits, labels map[string]string) *Env {
 }
 
 // Name implements pipeline.Stage.
-func (*Env) Name() string { return pipeline.StageEnv }
+func (*Env) Name() string { return StageEnv }
 
 type envEntry struct {
 	done     chan struct{}

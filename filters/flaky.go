@@ -38,7 +38,7 @@ type Flaky struct {
 }
 
 // Name implements pipeline.Stage.
-func (Flaky) Name() string { return pipeline.StageFlaky }
+func (Flaky) Name() string { return StageFlaky }
 
 // Process implements pipeline.ItemStage.
 func (s Flaky) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
@@ -129,7 +129,7 @@ func (s Flaky) decide(ctx context.Context, it *pipeline.Item, sp *spend) pipelin
 	}
 	med := median(verifyTimes)
 	out := pipeline.KeepOutcome(ReasonOraclePasses, fmt.Sprintf("nop 0, oracle 1 in every run; test.sh median %.2fs; %s", med, tally()))
-	out.Score = &med // the verifier_time stage compares it with the pool's
+	out.ScoreSeconds = &med // the verifier_time stage compares it with the pool's
 	return out
 }
 

@@ -99,7 +99,7 @@ type Lint struct {
 }
 
 // Name implements pipeline.Stage.
-func (Lint) Name() string { return pipeline.StageLint }
+func (Lint) Name() string { return StageLint }
 
 type finding struct {
 	code   string

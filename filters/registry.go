@@ -35,28 +35,34 @@ type Options struct {
 	Difficulty Difficulty
 }
 
-// DefaultStages is the stage list of `otcurate build`: every curation
-// stage but difficulty, which joins it (see DefaultStageList) when a policy
-// is configured. env and flaky run tasks in sandboxes.
-var DefaultStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeline.StageLint,
-	pipeline.StageEnv, pipeline.StageFlaky, pipeline.StageSelect}
-
-// StaticStages are the stages that need no sandbox, for a quick pass.
-var StaticStages = []string{pipeline.StageValidate, pipeline.StageDedup, pipeline.StageLint, pipeline.StageSelect}
-
-// DefaultStageList is the default stage list, with difficulty before
-// select when a policy is configured.
+// DefaultStageList is `otcurate build`'s stage list: the table's default
+// stages, with those that need a policy (difficulty) when one is
+// configured.
 func DefaultStageList(withPolicy bool) []string {
-	out := slices.Clone(DefaultStages)
-	if withPolicy {
-		out = slices.Insert(out, len(out)-1, pipeline.StageDifficulty)
+	var out []string
+	for _, s := range Stages() {
+		if s.Default || (withPolicy && s.WithPolicy) {
+			out = append(out, s.Name)
+		}
 	}
 	return out
 }
 
-// ParseStages splits a comma-separated stage list. validate is always run
-// first, because it is what turns rows into tasks; it is added when left
-// out.
+// StaticStages are the default stages that need no sandbox, for a quick
+// pass.
+func StaticStages() []string {
+	var out []string
+	for _, s := range Stages() {
+		if s.Default && !s.Sandbox {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// ParseStages splits a comma-separated stage list. The intake stage
+// (validate) is always run first, because it is what turns rows into
+// tasks; it is added when left out.
 func ParseStages(list string) ([]string, error) {
 	var names []string
 	seen := map[string]bool{}
@@ -74,59 +80,41 @@ func ParseStages(list string) ([]string, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("no stages given")
 	}
-	if names[0] != pipeline.StageValidate {
-		if seen[pipeline.StageValidate] {
-			return nil, fmt.Errorf("validate must be the first stage")
+	for _, s := range Stages() {
+		if !s.Intake || names[0] == s.Name {
+			continue
 		}
-		names = append([]string{pipeline.StageValidate}, names...)
+		if seen[s.Name] {
+			return nil, fmt.Errorf("%s must be the first stage", s.Name)
+		}
+		names = append([]string{s.Name}, names...)
 	}
 	return names, nil
 }
 
-// Build turns stage names into stages.
+// Build turns stage names into stages, in order.
 func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 	var out []pipeline.Stage
 	for _, n := range names {
-		switch n {
-		case pipeline.StageValidate:
-			out = append(out, Validate{Limits: opts.Limits, StratifyBy: opts.StratifyBy})
-		case pipeline.StageDedup:
-			out = append(out, Dedup{})
-		case pipeline.StageLint:
-			out = append(out, Lint{Actions: opts.Lint})
-		case pipeline.StageEnv, pipeline.StageFlaky:
-			if opts.Runner == nil {
-				return nil, fmt.Errorf("stage %s runs tasks and needs a sandbox backend", n)
+		spec, ok := LookupStage(n)
+		if !ok {
+			return nil, fmt.Errorf("unknown stage %q (stages: %s)", n, strings.Join(StageNames(), ", "))
+		}
+		specs := []StageSpec{spec}
+		if c := spec.Companion; c != "" && !slices.Contains(names, c) {
+			if cs, ok := LookupStage(c); ok {
+				specs = append(specs, cs)
 			}
-			if n == pipeline.StageEnv {
-				env := NewEnv(opts.Runner, opts.Limits, opts.Labels)
-				if opts.EnvMaxBuild > 0 {
-					env.MaxBuild = opts.EnvMaxBuild
-				}
-				env.Repeats = opts.EnvRepeats
-				out = append(out, env)
-			} else {
-				out = append(out, Flaky{Runner: opts.Runner, Limits: opts.Limits, Labels: opts.Labels, Repeats: opts.FlakyRepeats})
-				if !slices.Contains(names, pipeline.StageVerifierTime) {
-					out = append(out, VerifierTime{}) // the relative half of the slow-verifier rule
-				}
+		}
+		for _, spec := range specs {
+			if spec.Sandbox && opts.Runner == nil {
+				return nil, fmt.Errorf("stage %s runs tasks and needs a sandbox backend", spec.Name)
 			}
-		case pipeline.StageDifficulty:
-			if opts.Runner == nil {
-				return nil, fmt.Errorf("stage %s runs tasks and needs a sandbox backend", n)
-			}
-			d := opts.Difficulty
-			d.Runner, d.Limits, d.Labels = opts.Runner, opts.Limits, opts.Labels
-			if err := d.Validate(); err != nil {
+			st, err := spec.New(opts)
+			if err != nil {
 				return nil, err
 			}
-			out = append(out, d)
-		case pipeline.StageVerifierTime:
-			out = append(out, VerifierTime{})
-		case pipeline.StageSelect:
-			out = append(out, Select{Target: opts.Target, Seed: opts.Seed, Stratified: opts.StratifyBy != ""})
-		default:
-			return nil, fmt.Errorf("unknown stage %q (stages: validate, dedup, lint, env, flaky, verifier_time, difficulty, select)", n)
+			out = append(out, st)
 		}
 	}
 	// The engine hands validate's decoded bundle to the item stages that
@@ -148,9 +136,19 @@ func NeedsSandbox(names []string) bool { return len(SandboxStages(names)) > 0 }
 
 // SandboxStages returns the stages of names that run tasks in sandboxes.
 func SandboxStages(names []string) []string {
+	return namesWhere(names, func(s StageSpec) bool { return s.Sandbox })
+}
+
+// WholePoolStages returns the stages of names that must see the whole
+// pool's survivors (select): a sharded run defers them to the merge.
+func WholePoolStages(names []string) []string {
+	return namesWhere(names, func(s StageSpec) bool { return s.WholePool })
+}
+
+func namesWhere(names []string, f func(StageSpec) bool) []string {
 	var out []string
 	for _, n := range names {
-		if n == pipeline.StageEnv || n == pipeline.StageFlaky || n == pipeline.StageDifficulty {
+		if s, ok := LookupStage(n); ok && f(s) {
 			out = append(out, n)
 		}
 	}

@@ -31,7 +31,7 @@ type Select struct {
 }
 
 // Name implements pipeline.Stage.
-func (Select) Name() string { return pipeline.StageSelect }
+func (Select) Name() string { return StageSelect }
 
 // Decide implements pipeline.SetStage.
 func (s Select) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipeline.Outcome, error) {

@@ -7,10 +7,18 @@ import (
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/pool"
 )
 
 // ReasonValid is the keep reason of the validate stage.
 const ReasonValid = "valid"
+
+// Reason codes validate decides from the row alone, before decoding.
+const (
+	ReasonDuplicatePath  = "duplicate_path"
+	ReasonNullBlob       = "null_task_binary"
+	ReasonUnreadableTask = "unreadable_task"
+)
 
 // Validate decodes each bundle safely, hashes it and checks it is a usable
 // Harbor task. It fills the task's hashes for later stages.
@@ -29,7 +37,7 @@ type Validate struct {
 var validateReads = []string{"instruction.md", "task.toml"}
 
 // Name implements pipeline.Stage.
-func (Validate) Name() string { return pipeline.StageValidate }
+func (Validate) Name() string { return StageValidate }
 
 // Process implements pipeline.ItemStage.
 func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
@@ -63,6 +71,48 @@ func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outco
 	notes = append(notes, info.Config.Notes...)
 	notes = append(notes, info.Notes...)
 	return pipeline.KeepOutcome(ReasonValid, strings.Join(notes, "; "))
+}
+
+// Admit implements pipeline.Intake: the row-level checks that need no
+// decoding (the path, a path already used by an earlier row, an unreadable,
+// null or empty blob).
+func (Validate) Admit(rec pool.Record, seen map[string]int64) (pipeline.Outcome, bool) {
+	if reason, detail := pool.PathProblem(rec); reason != "" {
+		return pipeline.DropOutcome(reason, detail), true
+	}
+	if first, dup := seen[rec.Path]; dup {
+		return pipeline.DropOutcome(ReasonDuplicatePath, fmt.Sprintf("%s: path %q already used by row %d", rec.Origin(), rec.Path, first)), true
+	}
+	seen[rec.Path] = rec.Index
+	switch {
+	case rec.Err != nil:
+		if d, ok := bundle.AsDefect(rec.Err); ok {
+			return pipeline.DropOutcome(d.Reason, d.Detail), true
+		}
+		return pipeline.DropOutcome(ReasonUnreadableTask, rec.Err.Error()), true
+	case rec.BlobNull:
+		return pipeline.DropOutcome(ReasonNullBlob, rec.Origin()+": task_binary is null"), true
+	case len(rec.Blob) == 0:
+		return pipeline.DropOutcome(bundle.ReasonEmptyBlob, rec.Origin()+": task_binary is empty"), true
+	}
+	return pipeline.Outcome{}, false
+}
+
+// Reopen implements pipeline.Intake: it decodes a task's row again, for a
+// pass after a set stage, and checks it is the bundle Process hashed.
+func (Validate) Reopen(rec pool.Record, t *pipeline.Task, lim bundle.Limits) (*bundle.Bundle, *bundle.Info, error) {
+	b, err := bundle.Scan(rec.Blob, lim, bundle.DefaultRetain())
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := bundle.Validate(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.ContentHash != t.Hash {
+		return nil, nil, fmt.Errorf("content hash %s, validate saw %s", b.ContentHash, t.Hash)
+	}
+	return b, info, nil
 }
 
 func defectOutcome(err error) pipeline.Outcome {

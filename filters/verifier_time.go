@@ -26,7 +26,7 @@ type VerifierTime struct {
 }
 
 // Name implements pipeline.Stage.
-func (VerifierTime) Name() string { return pipeline.StageVerifierTime }
+func (VerifierTime) Name() string { return StageVerifierTime }
 
 // Decide implements pipeline.SetStage.
 func (s VerifierTime) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipeline.Outcome, error) {
@@ -41,8 +41,8 @@ func (s VerifierTime) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pip
 	for i, t := range tasks {
 		times[i] = -1
 		for _, m := range t.Marks {
-			if m.Stage == pipeline.StageFlaky && m.Score != nil {
-				times[i] = *m.Score
+			if m.Stage == StageFlaky && m.ScoreSeconds != nil {
+				times[i] = *m.ScoreSeconds
 			}
 		}
 		if times[i] >= 0 {
@@ -70,7 +70,7 @@ func (s VerifierTime) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pip
 		}
 		if v >= 0 {
 			vv := v
-			outs[i].Score = &vv
+			outs[i].ScoreSeconds = &vv
 		}
 	}
 	return outs, nil

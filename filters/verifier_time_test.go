@@ -13,7 +13,7 @@ func TestVerifierTimeRelative(t *testing.T) {
 	var tasks []*pipeline.Task
 	for i, s := range secs {
 		s := s
-		tasks = append(tasks, &pipeline.Task{Path: string(rune('a' + i)), Marks: []pipeline.StageMark{{Stage: pipeline.StageFlaky, Verdict: pipeline.Keep, Score: &s}}})
+		tasks = append(tasks, &pipeline.Task{Path: string(rune('a' + i)), Marks: []pipeline.StageMark{{Stage: filters.StageFlaky, Verdict: pipeline.Keep, ScoreSeconds: &s}}})
 	}
 	tasks = append(tasks, &pipeline.Task{Path: "unmeasured"})
 	outs, err := filters.VerifierTime{Factor: 5}.Decide(context.Background(), tasks)
@@ -24,7 +24,7 @@ func TestVerifierTimeRelative(t *testing.T) {
 	want := []pipeline.Verdict{pipeline.Keep, pipeline.Keep, pipeline.Keep, pipeline.Keep, pipeline.Drop, pipeline.Keep, pipeline.Keep, pipeline.Keep}
 	for i, o := range outs {
 		if o.Verdict != want[i] {
-			t.Errorf("%s (%v): %s %s: %s", tasks[i].Path, o.Score, o.Verdict, o.Reason, o.Detail)
+			t.Errorf("%s (%v): %s %s: %s", tasks[i].Path, o.ScoreSeconds, o.Verdict, o.Reason, o.Detail)
 		}
 	}
 	if outs[4].Reason != filters.ReasonSlowRelative {

@@ -1,10 +1,7 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,16 +9,10 @@ import (
 	"runtime/trace"
 	"time"
 
-	"github.com/otcurate/otcurate/atomicfile"
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/rundir"
 	"golang.org/x/sync/semaphore"
-)
-
-// Run-directory file names: the contract users script against.
-const (
-	DecisionsFile = "decisions.jsonl"
-	SummaryFile   = "summary.json"
 )
 
 // BuildOptions configure a curation run.
@@ -51,39 +42,6 @@ type BuildOptions struct {
 	RetainBlobBytes int64
 }
 
-// Summary is summary.json: the funnel of one run.
-type Summary struct {
-	Tool        string    `json:"tool"`
-	Pool        string    `json:"pool"`
-	Stages      []string  `json:"stages"`
-	StartedAt   time.Time `json:"started_at"`
-	FinishedAt  time.Time `json:"finished_at"`
-	WallSeconds float64   `json:"wall_seconds"`
-	Interrupted bool      `json:"interrupted"`
-	TasksIn     int64     `json:"tasks_in"`
-	TasksKept   int64     `json:"tasks_kept"`
-	Errors      int64     `json:"errors"`
-	Output      []string  `json:"output"`
-	LedgerHits  int64     `json:"ledger_hits"` // sandbox-stage outcomes reused from an earlier run
-	// Shard is "I/N" for a sharded run; Merged lists the run directories
-	// a merged run was combined from.
-	Shard  string   `json:"shard,omitempty"`
-	Merged []string `json:"merged,omitempty"`
-	// PoolRows is the number of rows of the whole pool (TasksIn counts
-	// only the shard's).
-	PoolRows int64           `json:"pool_rows,omitempty"`
-	Funnel   []*StageSummary `json:"funnel"`
-}
-
-// SandboxSpend sums what the sandbox stages spent in this run (runs and
-// sandbox-seconds) and how many of their verdicts came from the ledger.
-func (s *Summary) SandboxSpend() (runs int64, seconds float64, reused int64) {
-	for _, st := range s.Funnel {
-		runs, seconds, reused = runs+st.Runs, seconds+st.SandboxSeconds, reused+st.FromLedger
-	}
-	return runs, seconds, reused
-}
-
 // Build runs the stages over the pool, writes the run directory and, unless
 // interrupted, the output dataset holding the kept tasks in pool order. On
 // interruption it returns ctx's error with a summary marked interrupted.
@@ -96,13 +54,13 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 		sum.Stages = append(sum.Stages, s.Name())
 	}
 	var sink DecisionSink = discardSink{}
-	var js *jsonlSink
+	var js *rundir.DecisionWriter
 	if o.RunDir != "" {
 		if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("run dir: %w", err)
 		}
 		var err error
-		js, err = newJSONLSink(filepath.Join(o.RunDir, DecisionsFile))
+		js, err = rundir.CreateDecisions(filepath.Join(o.RunDir, rundir.DecisionsFile))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -111,7 +69,8 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	if o.OnDecision != nil {
 		sink = teeSink{sink, o.OnDecision}
 	}
-	var ledger *Ledger
+	layout := LayoutOf(o.Stages)
+	var ledger *rundir.Ledger
 	if o.RunDir != "" {
 		stages := make([]Stage, len(o.Stages))
 		for i, s := range o.Stages {
@@ -121,11 +80,11 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 			}
 			if ledger == nil {
 				var err error
-				if ledger, err = OpenLedger(filepath.Join(o.RunDir, LedgerFile)); err != nil {
+				if ledger, err = rundir.OpenLedger(filepath.Join(o.RunDir, rundir.LedgerFile)); err != nil {
 					return nil, nil, err
 				}
 				defer ledger.Close()
-				o.Logger.Info("ledger", "file", filepath.Join(o.RunDir, LedgerFile), "outcomes", ledger.Len())
+				o.Logger.Info("ledger", "file", filepath.Join(o.RunDir, rundir.LedgerFile), "outcomes", ledger.Len())
 			}
 			stages[i] = Cached(s.(ItemStage), ledger)
 		}
@@ -147,8 +106,8 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	// overlap the output (they took ~10 ms on a 20K-task run).
 	closed := make(chan error, 1)
 	if js != nil {
-		if err := js.bw.Flush(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("writing %s: %w", js.f.Name(), err)
+		if err := js.Flush(); err != nil && runErr == nil {
+			runErr = err
 		}
 		go func() { closed <- js.Close() }()
 	} else {
@@ -175,7 +134,7 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	if runErr == nil && o.RunDir != "" && res != nil {
 		go func() {
 			defer trace.StartRegion(ctx, "manifest").End()
-			manifestErr <- WriteManifest(filepath.Join(o.RunDir, ManifestFile), res.Tasks, sum.Stages)
+			manifestErr <- rundir.WriteManifest(filepath.Join(o.RunDir, rundir.ManifestFile), res.Tasks, sum.Stages, layout)
 		}()
 	} else {
 		manifestErr <- nil
@@ -201,7 +160,7 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	sum.FinishedAt = time.Now().UTC()
 	sum.WallSeconds = round(sum.FinishedAt.Sub(sum.StartedAt).Seconds())
 	if o.RunDir != "" && res != nil {
-		if err := atomicfile.WriteJSON(filepath.Join(o.RunDir, SummaryFile), sum); err != nil && runErr == nil {
+		if err := rundir.WriteSummary(o.RunDir, sum); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -236,7 +195,7 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 	keptList := res.Kept()
 	reread := make(map[int64]*Task)
 	for _, t := range keptList {
-		if t.blob == nil {
+		if res.blobs[t] == nil {
 			reread[t.Index] = t
 		}
 	}
@@ -276,7 +235,7 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 		var werr error
 		written := 0 // kept rows written, in order
 		for _, t := range keptList {
-			blob, held := t.blob, int64(0) // held: budget taken by a row from the reader
+			blob, held := res.blobs[t], int64(0) // held: budget taken by a row from the reader
 			if blob == nil {
 				rec, ok := <-recs
 				if !ok {
@@ -351,45 +310,4 @@ func (t teeSink) Write(d Decision) error {
 	err := t.next.Write(d)
 	t.fn(d)
 	return err
-}
-
-// jsonlSink appends decisions to a JSON-lines file, flushing every few
-// hundred lines so the file is useful while a run is going.
-type jsonlSink struct {
-	f   *os.File
-	bw  *bufio.Writer
-	enc *json.Encoder
-	buf []byte // appendDecisionJSON's line
-	n   int
-}
-
-func newJSONLSink(name string) (*jsonlSink, error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &jsonlSink{f: f, bw: bw, enc: enc}, nil
-}
-
-func (s *jsonlSink) Write(d Decision) error {
-	var ok bool
-	if s.buf, ok = appendDecisionJSON(s.buf[:0], &d); ok {
-		if _, err := s.bw.Write(s.buf); err != nil {
-			return fmt.Errorf("writing %s: %w", s.f.Name(), err)
-		}
-	} else if err := s.enc.Encode(d); err != nil {
-		return fmt.Errorf("writing %s: %w", s.f.Name(), err)
-	}
-	s.n++
-	if s.n%256 == 0 {
-		return s.bw.Flush()
-	}
-	return nil
-}
-
-func (s *jsonlSink) Close() error {
-	return errors.Join(s.bw.Flush(), s.f.Sync(), s.f.Close())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 // task packs a minimal valid task whose instruction is text.
@@ -142,7 +143,7 @@ func TestBuildBadRowsAndDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, d := range readDecisions(t, filepath.Join(dir, "run", pipeline.DecisionsFile)) {
+	for _, d := range readDecisions(t, filepath.Join(dir, "run", rundir.DecisionsFile)) {
 		key := fmt.Sprintf("%d/%s", d.Index, d.Stage)
 		got[key] = string(d.Verdict) + ":" + d.Reason
 		if d.Detail == "" && d.Verdict != pipeline.Keep {
@@ -169,7 +170,7 @@ func TestBuildBadRowsAndDuplicates(t *testing.T) {
 		t.Errorf("output = %v", out)
 	}
 	var onDisk pipeline.Summary
-	data, _ := os.ReadFile(filepath.Join(dir, "run", pipeline.SummaryFile))
+	data, _ := os.ReadFile(filepath.Join(dir, "run", rundir.SummaryFile))
 	if err := json.Unmarshal(data, &onDisk); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestBuildBadRowsAndDuplicates(t *testing.T) {
 	if d := onDisk.Funnel[1]; d.In != 5 || d.Kept != 3 || d.DroppedByReason["duplicate_content"] != 2 {
 		t.Errorf("dedup funnel = %+v", d)
 	}
-	checkManifest(t, filepath.Join(dir, "run", pipeline.ManifestFile))
+	checkManifest(t, filepath.Join(dir, "run", rundir.ManifestFile))
 }
 
 type manifestRow struct {
@@ -310,17 +311,17 @@ func TestInterruptLeavesConsistentRunDir(t *testing.T) {
 	if sum == nil || !sum.Interrupted {
 		t.Fatal("summary not marked interrupted")
 	}
-	decisions := readDecisions(t, filepath.Join(dir, "run", pipeline.DecisionsFile))
+	decisions := readDecisions(t, filepath.Join(dir, "run", rundir.DecisionsFile))
 	if len(decisions) == 0 || len(decisions) > 125 {
 		t.Errorf("%d decisions after interrupting at row 120", len(decisions))
 	}
 	for i, d := range decisions {
-		if d.Index != int64(i) || d.Stage != pipeline.StageValidate {
+		if d.Index != int64(i) || d.Stage != filters.StageValidate {
 			t.Fatalf("decision %d = %+v: want validate decisions in pool order", i, d)
 		}
 	}
 	var onDisk pipeline.Summary
-	data, err := os.ReadFile(filepath.Join(dir, "run", pipeline.SummaryFile))
+	data, err := os.ReadFile(filepath.Join(dir, "run", rundir.SummaryFile))
 	if err != nil || json.Unmarshal(data, &onDisk) != nil || !onDisk.Interrupted {
 		t.Fatalf("summary.json not written as interrupted: %v", err)
 	}
@@ -414,7 +415,7 @@ func TestAfterStagesSeesCompleteDecisions(t *testing.T) {
 	_, res, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: stages, RunDir: runDir, Output: out,
 		AfterStages: func(r *pipeline.Result) {
 			calls++
-			ds, err := pipeline.ReadDecisions(filepath.Join(runDir, pipeline.DecisionsFile))
+			ds, err := rundir.ReadDecisions(filepath.Join(runDir, rundir.DecisionsFile), filters.Layout())
 			if err != nil {
 				t.Error(err)
 			}

@@ -16,17 +16,18 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/internal/buflist"
 	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/rundir"
 )
 
-// Reason codes decided by the engine itself, before any stage sees a row.
-// They are reported under the validate stage.
+// Reason codes decided by the engine itself.
 const (
-	ReasonDuplicatePath  = "duplicate_path"
-	ReasonNullBlob       = "null_task_binary"
-	ReasonUnreadableTask = "unreadable_task"
-	ReasonPoolChanged    = "pool_changed"
-	ReasonStageInternal  = "stage_internal_error"
+	// ReasonPoolChanged: a row read again for a later pass is no longer
+	// the task the intake stage saw.
+	ReasonPoolChanged = "pool_changed"
+	// ReasonStageInternal: the stage panicked on the task.
+	ReasonStageInternal = "stage_internal_error"
 )
 
 // inflightBytes caps the blob bytes held by tasks in flight.
@@ -65,9 +66,9 @@ type Engine struct {
 	Logger  *slog.Logger
 	// Progress, when set, receives pass progress.
 	Progress Progress
-	// Shard, when enabled, restricts the run to a slice of the pool:
-	// validate decides which tasks are in it, the others leave no trace
-	// (no decision, no funnel count, no manifest row).
+	// Shard, when enabled, restricts the run to a slice of the pool: the
+	// intake stage's content hash decides which tasks are in it, the others
+	// leave no trace (no decision, no funnel count, no manifest row).
 	Shard Shard
 	// RetainBlobs, when positive, holds copies of the bundles of small
 	// tasks that pass the first segment, up to that many bytes in all, so
@@ -75,6 +76,8 @@ type Engine struct {
 	// writeOutput). The copies live in an arena outside the Go heap until
 	// Result.ReleaseBlobs.
 	RetainBlobs int64
+
+	intake Intake // Stages[0], set by Run
 }
 
 // retainMaxBlob is the largest bundle RetainBlobs holds: re-reading a
@@ -82,37 +85,14 @@ type Engine struct {
 // thousands of small ones the cache saves a second decode for.
 const retainMaxBlob = 256 << 10
 
-// StageSummary is one stage's line of the funnel.
-type StageSummary struct {
-	Stage           string           `json:"stage"`
-	In              int64            `json:"in"`
-	Kept            int64            `json:"kept"`
-	Dropped         int64            `json:"dropped"`
-	DroppedByReason map[string]int64 `json:"dropped_by_reason"`
-	Errors          int64            `json:"errors"`
-	ErrorsByReason  map[string]int64 `json:"errors_by_reason"`
-	FlaggedByReason map[string]int64 `json:"flagged_by_reason"` // findings that did not decide alone (warnings)
-	Seconds         float64          `json:"seconds"`           // wall time of the stage (its share of a streaming pass)
-	BusySeconds     float64          `json:"busy_seconds"`      // summed per-task processing time
-	// Runs and SandboxSeconds are what sandbox stages spent in this run
-	// (outcomes served from the ledger cost nothing and are counted in
-	// FromLedger instead).
-	Runs           int64   `json:"runs,omitempty"`
-	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
-	FromLedger     int64   `json:"from_ledger,omitempty"`
-}
-
-func newStageSummary(stage string) *StageSummary {
-	return &StageSummary{Stage: stage, DroppedByReason: map[string]int64{}, ErrorsByReason: map[string]int64{},
-		FlaggedByReason: map[string]int64{}}
-}
-
 // Result is what a run produced.
 type Result struct {
 	Tasks       []*Task // every input row, in pool order
 	Stages      []*StageSummary
 	Interrupted bool
-	arena       *blobArena // the bundles held for the output (Engine.RetainBlobs)
+	arena       *blobArena       // the bundles held for the output (Engine.RetainBlobs)
+	blobs       map[*Task][]byte // the held bundles, in the arena; the output reads the kept tasks'
+	outOfShard  map[*Task]bool   // tasks the intake placed outside the run's shard
 }
 
 // ReleaseBlobs frees the bundles the engine held for the output.
@@ -120,11 +100,16 @@ func (r *Result) ReleaseBlobs() {
 	if r.arena == nil {
 		return
 	}
-	for _, t := range r.Tasks {
-		t.blob = nil
-	}
+	r.blobs = nil
 	r.arena.release()
 	r.arena = nil
+}
+
+func (r *Result) setOutOfShard(t *Task) {
+	if r.outOfShard == nil {
+		r.outOfShard = make(map[*Task]bool)
+	}
+	r.outOfShard[t], t.Alive = true, false
 }
 
 // Kept returns the tasks that survived every stage, in pool order.
@@ -170,13 +155,15 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.intake = e.Stages[0].(Intake)
 	res := &Result{}
 	if e.RetainBlobs > 0 {
 		res.arena = newBlobArena(e.RetainBlobs)
+		res.blobs = make(map[*Task][]byte)
 	}
 	sums := make(map[string]*StageSummary)
 	for _, s := range e.Stages {
-		sum := newStageSummary(s.Name())
+		sum := rundir.NewStageSummary(s.Name())
 		sums[s.Name()] = sum
 		res.Stages = append(res.Stages, sum)
 	}
@@ -185,7 +172,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		if len(seg.items) > 0 {
 			err = e.runItems(ctx, i == 0, seg.items, res, sums)
 			if i == 0 && e.Shard.Enabled() {
-				res.Tasks = slices.DeleteFunc(res.Tasks, func(t *Task) bool { return t.outOfShard })
+				res.Tasks = slices.DeleteFunc(res.Tasks, func(t *Task) bool { return res.outOfShard[t] })
 			}
 		} else {
 			err = e.runSet(ctx, seg.set, res, sums[seg.set.Name()])
@@ -201,11 +188,14 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// plan groups stages into segments. The first stage must be validate: it
-// is what turns rows into tasks.
+// plan groups stages into segments. The first stage must be an Intake:
+// it is what turns rows into tasks.
 func plan(stages []Stage) ([]segment, error) {
-	if len(stages) == 0 || stages[0].Name() != StageValidate {
-		return nil, errors.New("the first stage must be validate")
+	if len(stages) == 0 {
+		return nil, errors.New("no stages")
+	}
+	if _, ok := stages[0].(Intake); !ok {
+		return nil, fmt.Errorf("the first stage (%s) does not turn pool rows into tasks", stages[0].Name())
 	}
 	var segs []segment
 	seen := map[string]bool{}
@@ -236,7 +226,7 @@ type itemResult struct {
 	outcomes  []Outcome // one per stage reached
 	durations []time.Duration
 	skipped   bool // interrupted before a decision
-	// outOfShard: validate found the task outside the run's shard.
+	// outOfShard: the intake found the task outside the run's shard.
 	outOfShard bool
 }
 
@@ -286,7 +276,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	type entry struct {
 		task    *Task
 		rec     pool.Record
-		decided *Outcome // decided without decoding (admit)
+		decided *Outcome // decided without decoding (Intake.Admit)
 		r       itemResult
 	}
 	var batch []entry
@@ -311,7 +301,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			return
 		}
 		if r.outOfShard {
-			en.task.outOfShard, en.task.Alive = true, false
+			res.setOutOfShard(en.task)
 			if e.Progress != nil {
 				e.Progress.Advance(1)
 			}
@@ -322,7 +312,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		}
 		e.record(en.task, r.outcomes, r.durations, names, sums, &sinkErr)
 		if r.blob != nil && en.task.Alive && res.arena != nil {
-			en.task.blob = res.arena.add(r.blob)
+			res.blobs[en.task] = res.arena.add(r.blob)
 		}
 		if e.Progress != nil {
 			e.Progress.Advance(1)
@@ -332,7 +322,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	// which is recycled once the batch is delivered: a fresh copy of every
 	// blob was garbage the size of the pool, and fresh pages to fault in.
 	lender, borrowing := e.Source.(pool.Lender)
-	slabs := newBufferList(slabSize, 16)
+	slabs := buflist.New(slabSize, 16)
 	var slab []byte // the current batch's slab
 	submit := func() error {
 		if len(batch) == 0 {
@@ -356,7 +346,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 				for i := range b {
 					deliver(&b[i])
 				}
-				slabs.put(sl) // deliver copied what the output keeps
+				slabs.Put(sl) // deliver copied what the output keeps
 			}
 		})
 		return nil
@@ -377,7 +367,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			}
 		}
 		if slab == nil {
-			slab = slabs.get(0)
+			slab = slabs.Get(0)
 		}
 		start := len(slab)
 		slab = append(slab, rec.Blob...)
@@ -397,15 +387,15 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		}
 		var task *Task
 		if first {
-			// Room for two marks (validate and the next stage): growing
+			// Room for two marks (the intake and the next stage): growing
 			// from one left a garbage array per task. Not one per stage:
 			// a pool of 100K tasks mostly dropped early would hold them.
 			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true,
 				Marks: make([]StageMark, 0, min(2, len(e.Stages)))}
 			res.Tasks = append(res.Tasks, task)
-			if out, bad := admit(rec, seenPaths); bad {
+			if out, bad := e.intake.Admit(rec, seenPaths); bad {
 				if !e.Shard.Has("", rec.Path, rec.Blob) {
-					task.outOfShard, task.Alive = true, false
+					res.setOutOfShard(task)
 					return nil
 				}
 				// Decided without decoding: emitted in order with its batch.
@@ -463,30 +453,6 @@ const (
 	slabMaxBlob = 64 << 10 // larger blobs get their own copy
 )
 
-// admit applies the row-level checks that need no decoding and the
-// sequential view of the pool (duplicate paths). It runs in pool order.
-func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
-	if reason, detail := pool.PathProblem(rec); reason != "" {
-		return DropOutcome(reason, detail), true
-	}
-	if first, dup := seen[rec.Path]; dup {
-		return DropOutcome(ReasonDuplicatePath, fmt.Sprintf("%s: path %q already used by row %d", rec.Origin(), rec.Path, first)), true
-	}
-	seen[rec.Path] = rec.Index
-	switch {
-	case rec.Err != nil:
-		if d, ok := bundle.AsDefect(rec.Err); ok {
-			return DropOutcome(d.Reason, d.Detail), true
-		}
-		return DropOutcome(ReasonUnreadableTask, rec.Err.Error()), true
-	case rec.BlobNull:
-		return DropOutcome(ReasonNullBlob, rec.Origin()+": task_binary is null"), true
-	case len(rec.Blob) == 0:
-		return DropOutcome(bundle.ReasonEmptyBlob, rec.Origin()+": task_binary is empty"), true
-	}
-	return Outcome{}, false
-}
-
 func (e *Engine) process(ctx context.Context, first bool, stages []ItemStage, task *Task, rec *pool.Record) (r itemResult) {
 	r.task = task
 	defer func() {
@@ -504,12 +470,8 @@ func (e *Engine) process(ctx context.Context, first bool, stages []ItemStage, ta
 	}
 	it := &Item{Task: task, Record: *rec}
 	if !first {
-		b, err := bundle.Scan(rec.Blob, e.Limits, bundle.DefaultRetain())
-		var info *bundle.Info
-		if err == nil {
-			info, err = bundle.Validate(b)
-		}
-		if err != nil || b.ContentHash != task.Hash {
+		b, info, err := e.intake.Reopen(*rec, task, e.Limits)
+		if err != nil {
 			r.outcomes = []Outcome{ErrorOutcome(ReasonPoolChanged, "the pool changed during the run: this row no longer matches what validate saw")}
 			r.durations = []time.Duration{0}
 			return r
@@ -564,14 +526,11 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 			sum.ErrorsByReason[out.Reason]++
 			task.Alive = false
 		}
-		if !task.Alive {
-			task.blob = nil // its arena bytes stay spent: the output skips it
-		}
 		for _, f := range out.Flags {
 			sum.FlaggedByReason[f]++
 		}
 		task.LastStage = names[i]
-		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason, Score: out.Score}
+		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason, ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate}
 		if ev := out.Evidence; ev != nil {
 			mark.Runs, mark.Passes, mark.SandboxSeconds, mark.FromLedger = int32(ev.Runs), int32(ev.Passes), ev.SandboxSeconds, ev.FromLedger
 			if ev.FromLedger {
@@ -587,7 +546,8 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 		task.Marks = append(task.Marks, mark)
 		if *sinkErr == nil {
 			*sinkErr = e.Sink.Write(Decision{Index: task.Index, Path: task.Path, Stage: names[i],
-				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash, Flags: out.Flags, Score: out.Score, Evidence: out.Evidence})
+				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash, Flags: out.Flags,
+				ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate, Evidence: out.Evidence})
 		}
 	}
 }

@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,11 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
-	"github.com/otcurate/otcurate/atomicfile"
-	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 // MergeOptions configure Merge.
@@ -30,16 +26,10 @@ type MergeOptions struct {
 	// Stages are the set stages deferred to the merge (select), run over
 	// the survivors of every shard in pool order.
 	Stages []SetStage
+	// Layout is the run-directory format of the stages (their scores and
+	// evidence columns).
+	Layout rundir.Layout
 	Logger *slog.Logger
-}
-
-// shardRun is one shard's run directory, loaded.
-type shardRun struct {
-	dir     string
-	sum     Summary
-	shard   Shard
-	tasks   []*Task
-	outputs []string
 }
 
 // Merge combines the run directories of N shards of one pool into the run
@@ -53,40 +43,45 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	runs, err := loadShardRuns(o.RunDirs)
+	if o.Layout == nil {
+		return nil, nil, fmt.Errorf("merge: the stages' layout (MergeOptions.Layout) is required")
+	}
+	runs, err := rundir.LoadShardRuns(o.RunDirs, o.Layout)
 	if err != nil {
 		return nil, nil, err
 	}
-	stageNames := slices.Clone(runs[0].sum.Stages)
+	stageNames := slices.Clone(runs[0].Sum.Stages)
 	for _, s := range o.Stages {
 		if slices.Contains(stageNames, s.Name()) {
 			return nil, nil, fmt.Errorf("merge: stage %s already ran in the shards", s.Name())
 		}
 		stageNames = append(stageNames, s.Name())
 	}
-	sum := &Summary{Tool: "otcurate", Pool: runs[0].sum.Pool, Stages: stageNames, StartedAt: time.Now().UTC(),
-		Output: []string{}, PoolRows: runs[0].sum.PoolRows}
+	sum := &Summary{Tool: "otcurate", Pool: runs[0].Sum.Pool, Stages: stageNames, StartedAt: time.Now().UTC(),
+		Output: []string{}, PoolRows: runs[0].Sum.PoolRows}
 	res := &Result{}
 	sums := map[string]*StageSummary{}
 	for _, n := range stageNames {
-		st := newStageSummary(n)
+		st := rundir.NewStageSummary(n)
 		sums[n] = st
 		res.Stages = append(res.Stages, st)
 	}
 	seen := map[int64]string{}
 	for _, r := range runs {
-		sum.Merged = append(sum.Merged, r.dir)
-		sum.LedgerHits += r.sum.LedgerHits
-		sum.Interrupted = sum.Interrupted || r.sum.Interrupted
-		for _, t := range r.tasks {
+		sum.Merged = append(sum.Merged, r.Dir)
+		sum.LedgerHits += r.Sum.LedgerHits
+		sum.Interrupted = sum.Interrupted || r.Sum.Interrupted
+		for _, t := range r.Tasks {
 			if prev, dup := seen[t.Index]; dup {
-				return nil, nil, fmt.Errorf("merge: pool row %d is in both %s and %s", t.Index, prev, r.dir)
+				return nil, nil, fmt.Errorf("merge: pool row %d is in both %s and %s", t.Index, prev, r.Dir)
 			}
-			seen[t.Index] = r.dir
+			seen[t.Index] = r.Dir
 			res.Tasks = append(res.Tasks, t)
 		}
-		for _, f := range r.sum.Funnel {
-			addSummary(sums[f.Stage], f)
+		for _, f := range r.Sum.Funnel {
+			if dst := sums[f.Stage]; dst != nil {
+				dst.Add(f)
+			}
 		}
 	}
 	if sum.Interrupted {
@@ -99,7 +94,7 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 	}
 	var decisions []Decision
 	for _, r := range runs {
-		ds, err := ReadDecisions(filepath.Join(r.dir, DecisionsFile))
+		ds, err := rundir.ReadDecisions(filepath.Join(r.Dir, rundir.DecisionsFile), o.Layout)
 		if err != nil {
 			return nil, nil, fmt.Errorf("merge: %w", err)
 		}
@@ -107,9 +102,9 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 	}
 	// The shards' outputs hold their survivors: index them before the
 	// deferred stages drop some.
-	var src *mergedSource
+	var src *rundir.ShardOutputs
 	if o.Output != "" {
-		if src, err = newMergedSource(runs, res.Tasks); err != nil {
+		if src, err = rundir.OpenShardOutputs(runs, res.Tasks); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -133,10 +128,10 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 		}
 		return a.Index < b.Index
 	})
-	if err := writeDecisionFile(filepath.Join(o.RunDir, DecisionsFile), decisions); err != nil {
+	if err := rundir.WriteDecisions(filepath.Join(o.RunDir, rundir.DecisionsFile), decisions); err != nil {
 		return nil, nil, err
 	}
-	if err := mergeLedgers(runs, filepath.Join(o.RunDir, LedgerFile)); err != nil {
+	if err := rundir.MergeLedgers(runs, filepath.Join(o.RunDir, rundir.LedgerFile)); err != nil {
 		return nil, nil, err
 	}
 
@@ -153,226 +148,16 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 		sum.Output, runErr = files, err
 	}
 	if runErr == nil {
-		runErr = WriteManifest(filepath.Join(o.RunDir, ManifestFile), res.Tasks, stageNames)
+		runErr = rundir.WriteManifest(filepath.Join(o.RunDir, rundir.ManifestFile), res.Tasks, stageNames, o.Layout)
 	}
 	sum.FinishedAt = time.Now().UTC()
 	sum.WallSeconds = round(sum.FinishedAt.Sub(sum.StartedAt).Seconds())
-	if err := atomicfile.WriteJSON(filepath.Join(o.RunDir, SummaryFile), sum); err != nil && runErr == nil {
+	if err := rundir.WriteSummary(o.RunDir, sum); err != nil && runErr == nil {
 		runErr = err
 	}
 	return sum, res, runErr
 }
 
-func loadShardRuns(dirs []string) ([]*shardRun, error) {
-	if len(dirs) == 0 {
-		return nil, errors.New("merge: no run directories")
-	}
-	var runs []*shardRun
-	byIndex := map[int]string{}
-	for _, d := range dirs {
-		r := &shardRun{dir: d}
-		data, err := os.ReadFile(filepath.Join(d, SummaryFile))
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		if err := json.Unmarshal(data, &r.sum); err != nil {
-			return nil, fmt.Errorf("merge: %s: %w", filepath.Join(d, SummaryFile), err)
-		}
-		if r.sum.Shard == "" {
-			r.shard = Shard{Index: 0, Count: 1}
-		} else if r.shard, err = ParseShard(r.sum.Shard); err != nil {
-			return nil, fmt.Errorf("merge: %s: %w", d, err)
-		}
-		if prev, dup := byIndex[r.shard.Index]; dup {
-			return nil, fmt.Errorf("merge: %s and %s are both shard %s", prev, d, r.shard)
-		}
-		byIndex[r.shard.Index] = d
-		if first := runs; len(first) > 0 {
-			f := first[0]
-			switch {
-			case f.shard.Count != r.shard.Count:
-				return nil, fmt.Errorf("merge: %s is shard %s but %s is shard %s", f.dir, f.shard, d, r.shard)
-			case !slices.Equal(f.sum.Stages, r.sum.Stages):
-				return nil, fmt.Errorf("merge: %s ran stages %v but %s ran %v", f.dir, f.sum.Stages, d, r.sum.Stages)
-			case f.sum.PoolRows != r.sum.PoolRows:
-				return nil, fmt.Errorf("merge: %s read a %d-row pool but %s a %d-row one", f.dir, f.sum.PoolRows, d, r.sum.PoolRows)
-			}
-		}
-		if r.tasks, err = ReadManifest(filepath.Join(d, ManifestFile), r.sum.Stages); err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		r.outputs = r.sum.Output
-		runs = append(runs, r)
-	}
-	if n := runs[0].shard.Count; len(runs) != n {
-		return nil, fmt.Errorf("merge: %d run directories for %d shards", len(runs), n)
-	}
-	return runs, nil
-}
-
-func addSummary(dst, src *StageSummary) {
-	if dst == nil {
-		return
-	}
-	dst.In += src.In
-	dst.Kept += src.Kept
-	dst.Dropped += src.Dropped
-	dst.Errors += src.Errors
-	for k, v := range src.DroppedByReason {
-		dst.DroppedByReason[k] += v
-	}
-	for k, v := range src.ErrorsByReason {
-		dst.ErrorsByReason[k] += v
-	}
-	for k, v := range src.FlaggedByReason {
-		dst.FlaggedByReason[k] += v
-	}
-	dst.Seconds += src.Seconds // summed over shards (machine time, not the merged wall time)
-	dst.BusySeconds += src.BusySeconds
-	dst.Runs += src.Runs
-	dst.SandboxSeconds += src.SandboxSeconds
-	dst.FromLedger += src.FromLedger
-}
-
 type sliceSink struct{ ds []Decision }
 
 func (s *sliceSink) Write(d Decision) error { s.ds = append(s.ds, d); return nil }
-
-func writeDecisionFile(name string, ds []Decision) error {
-	s, err := newJSONLSink(name)
-	if err != nil {
-		return err
-	}
-	for _, d := range ds {
-		if err := s.Write(d); err != nil {
-			s.Close()
-			return err
-		}
-	}
-	return s.Close()
-}
-
-// mergeLedgers concatenates the shards' ledgers (entries are keyed by
-// content hash, so they do not collide).
-func mergeLedgers(runs []*shardRun, name string) error {
-	var b bytes.Buffer
-	for _, r := range runs {
-		data, err := os.ReadFile(filepath.Join(r.dir, LedgerFile))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
-		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-			b.Write(data[:i+1]) // drop a torn last line
-		}
-	}
-	return atomicfile.Write(name, b.Bytes())
-}
-
-// mergedSource reads the shards' output datasets as one pool in pool
-// order: each row gets its pool index back (from the manifests) and the
-// shards, each in pool order, are merged by index.
-type mergedSource struct {
-	parts []pool.Source
-	index map[string]int64
-	n     int64
-}
-
-func newMergedSource(runs []*shardRun, tasks []*Task) (*mergedSource, error) {
-	m := &mergedSource{index: map[string]int64{}}
-	for _, t := range tasks {
-		if t.Alive {
-			m.index[t.Path] = t.Index
-		}
-	}
-	for _, r := range runs {
-		for _, o := range r.outputs {
-			src, err := pool.Open(o)
-			if err != nil {
-				return nil, fmt.Errorf("merge: shard output of %s: %w", r.dir, err)
-			}
-			m.parts = append(m.parts, src)
-			m.n += src.Len()
-		}
-	}
-	return m, nil
-}
-
-func (m *mergedSource) Len() int64     { return m.n }
-func (m *mergedSource) String() string { return fmt.Sprintf("%d shard outputs", len(m.parts)) }
-
-// Each implements pool.Source.
-func (m *mergedSource) Each(parent context.Context, skip func(int64) bool, fn func(pool.Record) error) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	chans := make([]chan pool.Record, len(m.parts))
-	errs := make([]error, len(m.parts))
-	var wg sync.WaitGroup
-	for i, p := range m.parts {
-		ch := make(chan pool.Record, 2)
-		chans[i] = ch
-		wg.Go(func() {
-			defer close(ch)
-			errs[i] = p.Each(ctx, nil, func(r pool.Record) error {
-				idx, ok := m.index[r.Path]
-				if !ok {
-					return fmt.Errorf("%s: task %q is not a survivor in the shard manifests", r.Origin(), r.Path)
-				}
-				if skip != nil && skip(idx) {
-					return nil
-				}
-				r.Index, r.Blob = idx, bytes.Clone(r.Blob)
-				select {
-				case ch <- r:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-		})
-	}
-	heads := make([]*pool.Record, len(chans))
-	next := func(i int) {
-		if r, ok := <-chans[i]; ok {
-			heads[i] = &r
-		} else {
-			heads[i] = nil
-		}
-	}
-	for i := range chans {
-		next(i)
-	}
-	var err error
-	for {
-		best := -1
-		for i, h := range heads {
-			if h != nil && (best < 0 || h.Index < heads[best].Index) {
-				best = i
-			}
-		}
-		if best < 0 {
-			break
-		}
-		if err = fn(*heads[best]); err != nil {
-			break
-		}
-		next(best)
-	}
-	cancel()
-	for i := range chans {
-		for range chans[i] { // let the readers finish
-		}
-	}
-	wg.Wait()
-	if err != nil {
-		return err
-	}
-	for _, e := range errs {
-		if e != nil && !errors.Is(e, context.Canceled) {
-			return e
-		}
-	}
-	return parent.Err()
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 // shardPool mixes good tasks, content duplicates under other paths, a
@@ -59,11 +60,11 @@ func TestShardsMergeEqualOneRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	static := []string{pipeline.StageValidate, pipeline.StageDedup, pipeline.StageLint}
+	static := []string{filters.StageValidate, filters.StageDedup, filters.StageLint}
 	dir := t.TempDir()
 
 	one := filepath.Join(dir, "one")
-	if _, _, err := pipeline.Build(ctx, pipeline.BuildOptions{Source: src, Stages: stagesOf(t, append(static, pipeline.StageSelect), 40, 7),
+	if _, _, err := pipeline.Build(ctx, pipeline.BuildOptions{Source: src, Stages: stagesOf(t, append(static, filters.StageSelect), 40, 7),
 		RunDir: one, Output: filepath.Join(one, "out.parquet"), Workers: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +89,8 @@ func TestShardsMergeEqualOneRun(t *testing.T) {
 		t.Fatalf("shards hold %d tasks, the pool %d", inShards, src.Len())
 	}
 	merged := filepath.Join(dir, "merged")
-	sel := stagesOf(t, []string{pipeline.StageSelect}, 40, 7)[0].(pipeline.SetStage)
-	msum, _, err := pipeline.Merge(ctx, pipeline.MergeOptions{RunDirs: dirs, RunDir: merged, Output: filepath.Join(merged, "out.parquet"),
+	sel := stagesOf(t, []string{filters.StageSelect}, 40, 7)[0].(pipeline.SetStage)
+	msum, _, err := pipeline.Merge(ctx, pipeline.MergeOptions{Layout: filters.Layout(), RunDirs: dirs, RunDir: merged, Output: filepath.Join(merged, "out.parquet"),
 		Stages: []pipeline.SetStage{sel}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,12 +104,12 @@ func TestShardsMergeEqualOneRun(t *testing.T) {
 		t.Errorf("outputs differ: one run %d rows, merged %d rows", len(a), len(b))
 	}
 	// Same manifest, apart from per-task seconds.
-	stages := append(static, pipeline.StageSelect)
-	ma, err := pipeline.ReadManifest(filepath.Join(one, pipeline.ManifestFile), stages)
+	stages := append(static, filters.StageSelect)
+	ma, err := rundir.ReadManifest(filepath.Join(one, rundir.ManifestFile), stages, filters.Layout())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := pipeline.ReadManifest(filepath.Join(merged, pipeline.ManifestFile), stages)
+	mb, err := rundir.ReadManifest(filepath.Join(merged, rundir.ManifestFile), stages, filters.Layout())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,13 +140,13 @@ func TestShardsMergeEqualOneRun(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	da, db := key(readDecisions(t, filepath.Join(one, pipeline.DecisionsFile))), key(readDecisions(t, filepath.Join(merged, pipeline.DecisionsFile)))
+	da, db := key(readDecisions(t, filepath.Join(one, rundir.DecisionsFile))), key(readDecisions(t, filepath.Join(merged, rundir.DecisionsFile)))
 	if !reflect.DeepEqual(da, db) {
 		t.Errorf("decisions differ: %d vs %d", len(da), len(db))
 	}
 	// The funnel matches stage by stage.
 	var sa pipeline.Summary
-	data, _ := os.ReadFile(filepath.Join(one, pipeline.SummaryFile))
+	data, _ := os.ReadFile(filepath.Join(one, rundir.SummaryFile))
 	if err := json.Unmarshal(data, &sa); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestShardsMergeEqualOneRun(t *testing.T) {
 	}
 
 	// A missing shard is refused.
-	if _, _, err := pipeline.Merge(ctx, pipeline.MergeOptions{RunDirs: dirs[:2], RunDir: filepath.Join(dir, "bad"), Stages: []pipeline.SetStage{sel}}); err == nil {
+	if _, _, err := pipeline.Merge(ctx, pipeline.MergeOptions{Layout: filters.Layout(), RunDirs: dirs[:2], RunDir: filepath.Join(dir, "bad"), Stages: []pipeline.SetStage{sel}}); err == nil {
 		t.Error("merge of 2 of 3 shards succeeded")
 	}
 }
@@ -183,7 +184,7 @@ func TestParseShard(t *testing.T) {
 		in string
 		ok bool
 	}{{"0/4", true}, {"3/4", true}, {"4/4", false}, {"-1/4", false}, {"1", false}, {"a/b", false}, {"0/0", false}, {"0/1", true}} {
-		s, err := pipeline.ParseShard(c.in)
+		s, err := rundir.ParseShard(c.in)
 		if (err == nil) != c.ok {
 			t.Errorf("ParseShard(%q) = %v, %v", c.in, s, err)
 		}

@@ -43,7 +43,6 @@ import (
 	"sort"
 
 	"github.com/otcurate/otcurate/bundle"
-	"github.com/otcurate/otcurate/pipeline"
 )
 
 // Options configures a generated pool.
@@ -111,11 +110,11 @@ const (
 
 // Expected stages.
 const (
-	StageValidate = pipeline.StageValidate
-	StageDedup    = pipeline.StageDedup
-	StageLint     = pipeline.StageLint
-	StageEnv      = pipeline.StageEnv
-	StageFlaky    = pipeline.StageFlaky
+	StageValidate = "validate"
+	StageDedup    = "dedup"
+	StageLint     = "lint"
+	StageEnv      = "env"
+	StageFlaky    = "flaky"
 )
 
 // Defect kinds.

@@ -14,7 +14,9 @@ import (
 	"strings"
 
 	"github.com/otcurate/otcurate/atomicfile"
+	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 // ReportFile is the run directory's HTML report.
@@ -85,8 +87,8 @@ func LoadBuildReport(runDir string) (*BuildReport, error) {
 	r := &BuildReport{Dir: runDir}
 	// The manifest is read only when an env decision needs its
 	// environment hash: runs without the env stage skip it.
-	envOf := lazyEnvHashes(filepath.Join(runDir, pipeline.ManifestFile))
-	if err := r.readDecisions(filepath.Join(runDir, pipeline.DecisionsFile), envOf); err != nil {
+	envOf := lazyEnvHashes(filepath.Join(runDir, rundir.ManifestFile))
+	if err := r.readDecisions(filepath.Join(runDir, rundir.DecisionsFile), envOf); err != nil {
 		return nil, err
 	}
 	r.setSummary(sum)
@@ -94,13 +96,13 @@ func LoadBuildReport(runDir string) (*BuildReport, error) {
 }
 
 func readSummary(runDir string) (*pipeline.Summary, error) {
-	data, err := os.ReadFile(filepath.Join(runDir, pipeline.SummaryFile))
+	data, err := os.ReadFile(filepath.Join(runDir, rundir.SummaryFile))
 	if err != nil {
 		return nil, fmt.Errorf("report: %w (is %s a build run directory?)", err, runDir)
 	}
 	sum := &pipeline.Summary{}
 	if err := json.Unmarshal(data, sum); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", pipeline.SummaryFile, err)
+		return nil, fmt.Errorf("report: %s: %w", rundir.SummaryFile, err)
 	}
 	return sum, nil
 }
@@ -129,7 +131,7 @@ func StartBuildReport(runDir string, envOf func(int64) (string, error)) *Pending
 	p := &PendingReport{runDir: runDir, done: make(chan struct{}), r: &BuildReport{Dir: runDir}}
 	go func() {
 		defer close(p.done)
-		p.err = p.r.readDecisions(filepath.Join(runDir, pipeline.DecisionsFile), envOf)
+		p.err = p.r.readDecisions(filepath.Join(runDir, rundir.DecisionsFile), envOf)
 	}()
 	return p
 }
@@ -169,7 +171,7 @@ func lazyEnvHashes(name string) func(int64) (string, error) {
 
 // readEnvHashes maps task index to environment hash from the manifest.
 func readEnvHashes(name string) (map[int64]string, error) {
-	tasks, err := pipeline.ReadManifest(name, nil)
+	tasks, err := rundir.ReadManifest(name, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +208,7 @@ func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, erro
 	seen := map[[2]string]bool{}
 	envs := map[string]*EnvStat{}
 	dist := map[string][]float64{}
-	if err := pipeline.EachDecisionWhere(name, mayCount, func(d pipeline.Decision) error {
+	if err := rundir.EachDecisionWhere(name, filters.Layout(), mayCount, func(d pipeline.Decision) error {
 		return r.addDecision(d, drops, errs, seen, envs, dist, envOf)
 	}); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -261,7 +263,7 @@ func (r *BuildReport) addDecision(d pipeline.Decision, drops, errs map[[2]string
 		dist["sandbox time per task and stage"] = append(dist["sandbox time per task and stage"], ev.SandboxSeconds)
 	}
 	switch d.Stage {
-	case pipeline.StageEnv:
+	case filters.StageEnv:
 		r.EnvTasks++
 		h, err := envOf(d.Index)
 		if err != nil {
@@ -285,7 +287,7 @@ func (r *BuildReport) addDecision(d pipeline.Decision, drops, errs map[[2]string
 				dist["teardown"] = append(dist["teardown"], ev.Teardown)
 			}
 		}
-	case pipeline.StageFlaky:
+	case filters.StageFlaky:
 		if ev != nil && ev.VerifierSeconds > 0 {
 			dist["verifier (median test.sh per task)"] = append(dist["verifier (median test.sh per task)"], ev.VerifierSeconds)
 		}

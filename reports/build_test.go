@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -20,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func buildRunDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{pipeline.SummaryFile, pipeline.DecisionsFile} {
+	for _, f := range []string{rundir.SummaryFile, rundir.DecisionsFile} {
 		data, err := os.ReadFile(filepath.Join("testdata", "buildrun", f))
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +36,7 @@ func buildRunDir(t *testing.T) string {
 	for i, h := range env {
 		tasks = append(tasks, &pipeline.Task{Index: int64(i), Path: "t", EnvHash: h})
 	}
-	if err := pipeline.WriteManifest(filepath.Join(dir, pipeline.ManifestFile), tasks, []string{"validate"}); err != nil {
+	if err := rundir.WriteManifest(filepath.Join(dir, rundir.ManifestFile), tasks, []string{"validate"}, filters.Layout()); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -135,7 +137,7 @@ func TestStartBuildReportMatchesWriteBuildReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest := filepath.Join(dir, pipeline.ManifestFile)
+	manifest := filepath.Join(dir, rundir.ManifestFile)
 	saved, err := os.ReadFile(manifest)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +184,7 @@ func TestMayCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ignored := d.Verdict == pipeline.Keep && d.Evidence == nil && d.Stage != pipeline.StageEnv
+		ignored := d.Verdict == pipeline.Keep && d.Evidence == nil && d.Stage != filters.StageEnv
 		if got := mayCount(line); got == ignored {
 			t.Errorf("mayCount(%s) = %v, want %v", line, got, !ignored)
 		}

@@ -66,7 +66,7 @@ func Inspect(ctx context.Context, spec string, lim bundle.Limits, workers int) (
 			}
 		}
 	}
-	stages, err := filters.Build([]string{pipeline.StageValidate, pipeline.StageDedup}, filters.Options{Limits: lim})
+	stages, err := filters.Build([]string{filters.StageValidate, filters.StageDedup}, filters.Options{Limits: lim})
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func Inspect(ctx context.Context, spec string, lim bundle.Limits, workers int) (
 			if d.Verdict == pipeline.Keep {
 				return
 			}
-			if d.Stage == pipeline.StageDedup {
+			if d.Stage == filters.StageDedup {
 				ins.Duplicates++
 			} else {
 				ins.Invalid++

@@ -40,6 +40,7 @@ import (
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/poolgen"
+	"github.com/otcurate/otcurate/rundir"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/trial"
@@ -82,7 +83,7 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 		}
 	}
 	runDir := filepath.Join(work, "run")
-	if data, err := os.ReadFile(filepath.Join(runDir, pipeline.LedgerFile)); err == nil {
+	if data, err := os.ReadFile(filepath.Join(runDir, rundir.LedgerFile)); err == nil {
 		fmt.Printf("resuming an interrupted first build: its ledger holds %d outcomes (their cost is counted from the ledger)\n", strings.Count(string(data), "\n"))
 	}
 	args := []string{"build", "--pool", poolFile, "-o", filepath.Join(work, "kept.parquet"), "--run-dir", runDir, "--workers", w, "--log-level", "warn"}
@@ -93,7 +94,7 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 	// Keep the first run's decisions: the second run's are served from the
 	// ledger and carry no cost.
 	firstDecisions := filepath.Join(work, "first-decisions.jsonl")
-	if err := copyFile(filepath.Join(runDir, pipeline.DecisionsFile), firstDecisions); err != nil {
+	if err := copyFile(filepath.Join(runDir, rundir.DecisionsFile), firstDecisions); err != nil {
 		return err
 	}
 	second, err := timed(bin, args...)
@@ -108,7 +109,7 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 	if err != nil {
 		return err
 	}
-	again, _, err := readDecisions(filepath.Join(runDir, pipeline.DecisionsFile))
+	again, _, err := readDecisions(filepath.Join(runDir, rundir.DecisionsFile))
 	if err != nil {
 		return err
 	}
@@ -294,7 +295,7 @@ func flakeCurve(bin, work string, n int, seed int64, workers string) error {
 	if err != nil {
 		return err
 	}
-	final, _, err := readDecisions(filepath.Join(runDir, pipeline.DecisionsFile))
+	final, _, err := readDecisions(filepath.Join(runDir, rundir.DecisionsFile))
 	if err != nil {
 		return err
 	}
@@ -309,7 +310,7 @@ func flakeCurve(bin, work string, n int, seed int64, workers string) error {
 		}
 		r.tasks++
 		d := final[l.Path]
-		if d.Stage != pipeline.StageFlaky {
+		if d.Stage != filters.StageFlaky {
 			continue // dropped before the gate (e.g. by validate): not counted as a detection
 		}
 		if d.Evidence != nil {
@@ -468,7 +469,7 @@ func readLabels(name string) ([]poolgen.Label, error) {
 // readDecisions returns each task's last decision (its final verdict) and
 // every decision.
 func readDecisions(name string) (map[string]pipeline.Decision, []pipeline.Decision, error) {
-	all, err := pipeline.ReadDecisions(name)
+	all, err := rundir.ReadDecisions(name, filters.Layout())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -487,7 +488,7 @@ func readDecisions(name string) (map[string]pipeline.Decision, []pipeline.Decisi
 func ourCost(decs []pipeline.Decision) map[string]float64 {
 	out := map[string]float64{}
 	for _, d := range decs {
-		if d.Stage == pipeline.StageEnv {
+		if d.Stage == filters.StageEnv {
 			out[d.Path] += 0 // reached the sandbox stages (a shared env measurement costs this task nothing)
 		}
 		if d.Evidence != nil { // from the ledger: what the run that decided it spent

@@ -18,6 +18,7 @@ import (
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/reports"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 const fixtures = "../../testdata/harbor-examples"
@@ -147,7 +148,7 @@ func TestCtrlC(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st, err := os.Stat(filepath.Join(runDir, pipeline.DecisionsFile))
+		st, err := os.Stat(filepath.Join(runDir, rundir.DecisionsFile))
 		if err == nil && st.Size() > 0 {
 			break
 		}
@@ -163,11 +164,11 @@ func TestCtrlC(t *testing.T) {
 		t.Fatalf("exit %d (%v), want 130\n%s", code, err, stderr.String())
 	}
 	var sum pipeline.Summary
-	data, err := os.ReadFile(filepath.Join(runDir, pipeline.SummaryFile))
+	data, err := os.ReadFile(filepath.Join(runDir, rundir.SummaryFile))
 	if err != nil || json.Unmarshal(data, &sum) != nil || !sum.Interrupted {
 		t.Fatalf("summary.json missing or not interrupted: %v\n%s", err, data)
 	}
-	lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(runDir, pipeline.DecisionsFile))), "\n")
+	lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(runDir, rundir.DecisionsFile))), "\n")
 	for _, l := range lines {
 		var d pipeline.Decision
 		if err := json.Unmarshal([]byte(l), &d); err != nil {
@@ -199,7 +200,7 @@ func TestFilterOneStage(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	var sum pipeline.Summary
-	data, err := os.ReadFile(filepath.Join(dir, "run", pipeline.SummaryFile))
+	data, err := os.ReadFile(filepath.Join(dir, "run", rundir.SummaryFile))
 	if err != nil || json.Unmarshal(data, &sum) != nil {
 		t.Fatalf("summary: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/reports"
+	"github.com/otcurate/otcurate/rundir"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/trial"
 )
@@ -47,7 +48,8 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.pool, "pool", "", "task pool: parquet file, glob or folder of shards, or folder of task directories")
 	f.StringVarP(&o.out, "output", "o", "", "output dataset (parquet; a folder of HF shards with --shards > 1)")
 	f.StringVar(&o.runDir, "run-dir", "", "run directory for decisions.jsonl and summary.json")
-	f.StringVar(&o.stages, "stages", strings.Join(filters.DefaultStages, ","), "comma-separated stages to run, in order (difficulty joins the default when --policy is given)")
+	f.StringVar(&o.stages, "stages", strings.Join(filters.DefaultStageList(false), ","), "comma-separated stages to run, in order, of "+strings.Join(filters.StageNames(), ", ")+
+		" ("+strings.Join(withPolicyStages(), ",")+" joins the default when --policy is given)")
 	f.IntVar(&o.target, "target", 0, "select exactly N tasks (all survivors when fewer; 0 keeps all)")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the selection")
 	f.StringVar(&o.stratify, "stratify-by", "", "select: keep each value's share of this task.toml [metadata] key (e.g. category)")
@@ -78,10 +80,11 @@ order, as a dataset in the reference format (path, task_binary).
 The run directory receives decisions.jsonl (one line per task and stage: path, stage,
 verdict keep|drop|error, reason, detail) and summary.json (the funnel).
 
-Stages: validate, dedup, lint, env, flaky, difficulty, select. The default runs all of
-them but difficulty, which joins when a policy is named (--policy); env, flaky and
-difficulty run tasks in Docker sandboxes. For a quick static pass with no engine:
---stages validate,dedup,lint,select. validate always runs first.
+Stages, in their default order:
+` + filters.StagesHelp() + `
+The default list is ` + strings.Join(filters.DefaultStageList(false), ",") + `; ` + strings.Join(withPolicyStages(), ",") + ` joins
+when a policy is named (--policy). Sandbox stages run tasks in sandboxes. For a quick
+static pass with no engine: --stages ` + strings.Join(filters.StaticStages(), ",") + `. ` + filters.StageValidate + ` always runs first.
 
 difficulty runs --difficulty-attempts episodes of a policy (--policy builtin|openai) per
 task through the terminus-2 harness and keeps tasks by pass rate: the reference rule drops
@@ -123,13 +126,13 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	}
 	var shard pipeline.Shard
 	if o.shard != "" {
-		if shard, err = pipeline.ParseShard(o.shard); err != nil {
+		if shard, err = rundir.ParseShard(o.shard); err != nil {
 			return usageErr(err)
 		}
-		if shard.Enabled() && slices.Contains(names, pipeline.StageSelect) {
+		if deferred := filters.WholePoolStages(names); shard.Enabled() && len(deferred) > 0 {
 			// Selection needs every shard's survivors: merge runs it.
-			names = slices.DeleteFunc(names, func(n string) bool { return n == pipeline.StageSelect })
-			g.logger.Info("sharded run: select is deferred to `otcurate merge`", "shard", shard.String())
+			names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(deferred, n) })
+			g.logger.Info("sharded run: stages deferred to `otcurate merge`", "stages", deferred, "shard", shard.String())
 		}
 	}
 	if o.target < 0 || o.shards < 1 {
@@ -140,7 +143,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		return usageErr(err)
 	}
 	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats}
-	if slices.Contains(names, pipeline.StageDifficulty) {
+	if slices.Contains(names, filters.StageDifficulty) {
 		if fopts.Difficulty, err = o.difficulty(); err != nil {
 			return err
 		}
@@ -156,7 +159,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		backend, err := openSandbox(cmd, g, o.sandboxes, runID)
 		if err != nil {
 			return fmt.Errorf("stages %s run tasks in sandboxes: %w (start the engine with `make setup`, or run the static stages only: --stages %s)",
-				strings.Join(filters.SandboxStages(names), ","), err, strings.Join(filters.StaticStages, ","))
+				strings.Join(filters.SandboxStages(names), ","), err, strings.Join(filters.StaticStages(), ","))
 		}
 		defer backend.Close()
 		fopts.Runner = &trial.Runner{Backend: backend, Logger: g.logger}
@@ -210,7 +213,7 @@ func finishRun(cmd *cobra.Command, g *globals, sum *pipeline.Summary, runDir str
 		return runErr
 	}
 	if sum.Errors > 0 {
-		return &exitError{code: exitItemFailure, err: fmt.Errorf("%d tasks could not be decided (verdict error in %s)", sum.Errors, filepath.Join(runDir, pipeline.DecisionsFile))}
+		return &exitError{code: exitItemFailure, err: fmt.Errorf("%d tasks could not be decided (verdict error in %s)", sum.Errors, filepath.Join(runDir, rundir.DecisionsFile))}
 	}
 	return nil
 }
@@ -266,4 +269,16 @@ run directory's ledger makes a repeated filter resume instead of redoing sandbox
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("run-dir")
 	return cmd
+}
+
+// withPolicyStages are the stages that join the default list with a
+// policy.
+func withPolicyStages() []string {
+	var out []string
+	for _, s := range filters.Stages() {
+		if s.WithPolicy {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"github.com/spf13/cobra"
 
 	"github.com/otcurate/otcurate/filters"
@@ -25,13 +26,21 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
   otcurate merge out/s0 out/s1 out/s2 out/s3 --run-dir out/run -o out/tasks.parquet --target 5000 --seed 1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			stages, err := filters.Build([]string{pipeline.StageSelect}, filters.Options{Target: target, Seed: seed, StratifyBy: stratify})
+			// The stages a sharded build defers (select) run here.
+			stages, err := filters.Build(filters.WholePoolStages(filters.StageNames()), filters.Options{Target: target, Seed: seed, StratifyBy: stratify})
 			if err != nil {
 				return usageErr(err)
 			}
-			sum, _, err := pipeline.Merge(cmd.Context(), pipeline.MergeOptions{
-				RunDirs: args, RunDir: runDir, Output: out, Shards: shards,
-				Stages: []pipeline.SetStage{stages[0].(pipeline.SetStage)}, Logger: g.logger,
+			var sets []pipeline.SetStage
+			for _, st := range stages {
+				set, ok := st.(pipeline.SetStage)
+				if !ok {
+					return fmt.Errorf("merge: stage %s is not a set stage", st.Name())
+				}
+				sets = append(sets, set)
+			}
+			sum, _, err := pipeline.Merge(cmd.Context(), pipeline.MergeOptions{Layout: filters.Layout(),
+				RunDirs: args, RunDir: runDir, Output: out, Shards: shards, Stages: sets, Logger: g.logger,
 			})
 			return finishRun(cmd, g, sum, runDir, nil, err)
 		},

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/reports"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 func newReportCmd(g *globals) *cobra.Command {
@@ -28,12 +28,12 @@ unique environments and one example per reason with its log excerpt; for train r
 			dir := args[0]
 			var err error
 			switch {
-			case exists(filepath.Join(dir, pipeline.SummaryFile)):
+			case exists(filepath.Join(dir, rundir.SummaryFile)):
 				err = reports.WriteBuildReport(dir)
 			case exists(filepath.Join(dir, "metrics.jsonl")):
 				err = reports.WriteTrainReport(dir)
 			default:
-				return usageErr(fmt.Errorf("%s holds neither %s (build, filter) nor metrics.jsonl (train)", dir, pipeline.SummaryFile))
+				return usageErr(fmt.Errorf("%s holds neither %s (build, filter) nor metrics.jsonl (train)", dir, rundir.SummaryFile))
 			}
 			if err != nil {
 				return err

@@ -29,7 +29,7 @@ invalid row is printed with its reason code. Exit code 3 when any row is invalid
 			if err != nil {
 				return err
 			}
-			stages, err := filters.Build([]string{pipeline.StageValidate}, filters.Options{Limits: g.limits()})
+			stages, err := filters.Build([]string{filters.StageValidate}, filters.Options{Limits: g.limits()})
 			if err != nil {
 				return err
 			}

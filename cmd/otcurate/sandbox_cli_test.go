@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/rundir"
 	"github.com/otcurate/otcurate/sandbox/docker"
 )
 
@@ -205,7 +206,7 @@ func TestKilledBuildResumesAndCleansUp(t *testing.T) {
 		t.Errorf("the killed run's containers survived the resumed run: %v", left)
 	}
 	var sum pipeline.Summary
-	data, err := os.ReadFile(filepath.Join(runDir, pipeline.SummaryFile))
+	data, err := os.ReadFile(filepath.Join(runDir, rundir.SummaryFile))
 	if err != nil || json.Unmarshal(data, &sum) != nil {
 		t.Fatalf("summary: %v", err)
 	}
@@ -217,7 +218,7 @@ func TestKilledBuildResumesAndCleansUp(t *testing.T) {
 
 // ledgerHas reports whether the run's ledger holds at least n outcomes.
 func ledgerHas(t *testing.T, runDir string, n int) bool {
-	data, err := os.ReadFile(filepath.Join(runDir, pipeline.LedgerFile))
+	data, err := os.ReadFile(filepath.Join(runDir, rundir.LedgerFile))
 	if err != nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"errors"
@@ -11,8 +11,9 @@ import (
 
 // ReadManifest reads a run's tasks.parquet back into tasks with their
 // stage marks (for the given stage names, in order): what Merge combines.
-// A task is alive when its final verdict is keep.
-func ReadManifest(name string, stages []string) ([]*Task, error) {
+// A task is alive when its final verdict is keep. The layout places each
+// stage's score (StageMark.ScoreSeconds or ScoreRate).
+func ReadManifest(name string, stages []string, layout Layout) ([]*Task, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -67,7 +68,9 @@ func ReadManifest(name string, stages []string) ([]*Task, error) {
 				}
 				if v := get(row, s+"_score"); !v.IsNull() {
 					sc := v.Double()
-					m.Score = &sc
+					if m.ScoreSeconds, m.ScoreRate, err = layout[s].Score.Split(&sc); err != nil {
+						return nil, fmt.Errorf("%s: %s_score: %w", name, s, err)
+					}
 				}
 				if v := get(row, s+"_from_ledger"); !v.IsNull() {
 					m.FromLedger = v.Boolean()

@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"strconv"
@@ -12,7 +12,7 @@ import (
 // stages are two per task of a 100K-task pool; by hand they cost a tenth
 // of the reflection encoder's time and allocate nothing.
 func appendDecisionJSON(b []byte, d *Decision) ([]byte, bool) {
-	if d.Score != nil || d.Evidence != nil {
+	if d.ScoreSeconds != nil || d.ScoreRate != nil || d.Evidence != nil {
 		return b, false
 	}
 	b = append(b, `{"index":`...)

@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"bufio"
@@ -9,26 +9,14 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// ManifestFile is the per-task manifest of a run.
-const ManifestFile = "tasks.parquet"
-
-// scoreStages have a <stage>_score column: the flaky stage's median
-// verifier seconds, verifier_time's ratio to the pool median, the
-// difficulty stage's pass rate.
-var scoreStages = map[string]bool{StageFlaky: true, StageVerifierTime: true, StageDifficulty: true}
-
-// sandboxStages have evidence columns: <stage>_runs, _passes,
-// _sandbox_seconds and _from_ledger.
-var sandboxStages = map[string]bool{StageEnv: true, StageFlaky: true, StageDifficulty: true}
-
 // WriteManifest writes one row per input task: identity (index, path,
 // content and environment hashes, bundle size), the final verdict, and for
 // every stage its verdict, reason and seconds (null where the task did not
-// reach the stage), its score where the stage measures one, and for sandbox
-// stages the runs spent, the runs that passed and the sandbox seconds.
-// Columns are flat, named <stage>_verdict, <stage>_reason, <stage>_seconds,
-// <stage>_score, <stage>_runs, ... for DuckDB or pandas.
-func WriteManifest(name string, tasks []*Task, stages []string) error {
+// reach the stage), its score where the layout gives it one, and for
+// stages with evidence the runs spent, the runs that passed and the sandbox
+// seconds. Columns are flat, named <stage>_verdict, <stage>_reason,
+// <stage>_seconds, <stage>_score, <stage>_runs, ... for DuckDB or pandas.
+func WriteManifest(name string, tasks []*Task, stages []string, layout Layout) error {
 	g := parquet.Group{
 		"index":         parquet.Leaf(parquet.Int64Type),
 		"path":          parquet.String(),
@@ -44,10 +32,10 @@ func WriteManifest(name string, tasks []*Task, stages []string) error {
 		g[s+"_verdict"] = parquet.Optional(parquet.String())
 		g[s+"_reason"] = parquet.Optional(parquet.String())
 		g[s+"_seconds"] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
-		if scoreStages[s] {
+		if layout[s].Score != NoScore {
 			g[s+"_score"] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
 		}
-		if sandboxStages[s] {
+		if layout[s].Evidence {
 			g[s+"_runs"] = parquet.Optional(parquet.Leaf(parquet.Int32Type))
 			g[s+"_passes"] = parquet.Optional(parquet.Leaf(parquet.Int32Type))
 			g[s+"_sandbox_seconds"] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
@@ -116,8 +104,8 @@ func WriteManifest(name string, tasks []*Task, stages []string) error {
 			rb.str(row, sc.verdict, string(m.Verdict))
 			rb.str(row, sc.reason, m.Reason)
 			rb.double(row, sc.seconds, m.Seconds)
-			if m.Score != nil && sc.score >= 0 {
-				rb.double(row, sc.score, *m.Score)
+			if v := JoinScore(m.ScoreSeconds, m.ScoreRate); v != nil && sc.score >= 0 {
+				rb.double(row, sc.score, *v)
 			}
 			if sc.runs >= 0 && m.Verdict != Error {
 				rb.int32(row, sc.runs, m.Runs)

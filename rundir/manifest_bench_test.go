@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"fmt"
@@ -13,12 +13,12 @@ func BenchmarkWriteManifest(b *testing.B) {
 	for i := range tasks {
 		tasks[i] = &Task{Index: int64(i), Path: fmt.Sprintf("task-%05d", i), BlobBytes: 1300, Alive: true,
 			Hash: fmt.Sprintf("%064x", i), EnvHash: fmt.Sprintf("%064x", i%3), EnvKind: "dockerfile",
-			Marks: []StageMark{{Stage: StageValidate, Verdict: Keep, Reason: "valid", Seconds: 3.5e-5}, {Stage: StageDedup, Verdict: Keep, Reason: "unique"}}}
+			Marks: []StageMark{{Stage: "validate", Verdict: Keep, Reason: "valid", Seconds: 3.5e-5}, {Stage: "dedup", Verdict: Keep, Reason: "unique"}}}
 	}
 	name := filepath.Join(b.TempDir(), ManifestFile)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := WriteManifest(name, tasks, []string{StageValidate, StageDedup}); err != nil {
+		if err := WriteManifest(name, tasks, []string{"validate", "dedup"}, testLayout); err != nil {
 			b.Fatal(err)
 		}
 	}

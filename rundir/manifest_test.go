@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"fmt"
@@ -10,30 +10,38 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
+// testLayout is the layout of otcurate's stages with a score or evidence.
+var testLayout = Layout{
+	"env":           {Evidence: true},
+	"flaky":         {Evidence: true, Score: ScoreSeconds},
+	"verifier_time": {Score: ScoreSeconds},
+	"difficulty":    {Evidence: true, Score: ScoreRate},
+}
+
 // TestManifestRoundTrip writes every kind of column (required, optional,
 // null, score, evidence) and reads it back with ReadManifest and with
 // parquet-go's struct reader, which does not share the row builder.
 func TestManifestRoundTrip(t *testing.T) {
 	score := 0.25
-	stages := []string{StageValidate, StageEnv, StageFlaky, StageSelect}
+	stages := []string{"validate", "env", "flaky", "select"}
 	tasks := []*Task{
 		{Index: 0, Path: "a", Hash: "h0", EnvHash: "e0", BlobBytes: 10, Stratum: "s", Marks: []StageMark{
-			{Stage: StageValidate, Verdict: Keep, Reason: "valid", Seconds: 0.5},
-			{Stage: StageEnv, Verdict: Keep, Reason: "stable", Runs: 2, Passes: 1, SandboxSeconds: 3.5, FromLedger: true},
-			{Stage: StageFlaky, Verdict: Drop, Reason: "flaky", Score: &score, Runs: 9, Passes: 4, SandboxSeconds: 12},
+			{Stage: "validate", Verdict: Keep, Reason: "valid", Seconds: 0.5},
+			{Stage: "env", Verdict: Keep, Reason: "stable", Runs: 2, Passes: 1, SandboxSeconds: 3.5, FromLedger: true},
+			{Stage: "flaky", Verdict: Drop, Reason: "flaky", ScoreSeconds: &score, Runs: 9, Passes: 4, SandboxSeconds: 12},
 		}},
-		{Index: 1, Path: "b", BlobBytes: 0, Marks: []StageMark{{Stage: StageValidate, Verdict: Drop, Reason: "not_gzip"}}},
+		{Index: 1, Path: "b", BlobBytes: 0, Marks: []StageMark{{Stage: "validate", Verdict: Drop, Reason: "not_gzip"}}},
 		{Index: 2, Path: "c", Hash: "h2", EnvHash: "e2", BlobBytes: 7, Marks: []StageMark{
-			{Stage: StageValidate, Verdict: Keep, Reason: "valid"},
-			{Stage: StageEnv, Verdict: Error, Reason: "engine_unavailable"},
+			{Stage: "validate", Verdict: Keep, Reason: "valid"},
+			{Stage: "env", Verdict: Error, Reason: "engine_unavailable"},
 		}},
 		{Index: 3, Path: "d"},
 	}
 	name := filepath.Join(t.TempDir(), ManifestFile)
-	if err := WriteManifest(name, tasks, stages); err != nil {
+	if err := WriteManifest(name, tasks, stages, testLayout); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadManifest(name, stages)
+	got, err := ReadManifest(name, stages, testLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +75,7 @@ func TestManifestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	r0, r3 := rows[0], rows[3]
-	if r0.FinalVerdict != "drop" || *r0.FinalStage != StageFlaky || *r0.FlakyScore != 0.25 || *r0.EnvRuns != 2 || !*r0.EnvLedger || r0.SelectReason != nil {
+	if r0.FinalVerdict != "drop" || *r0.FinalStage != "flaky" || *r0.FlakyScore != 0.25 || *r0.EnvRuns != 2 || !*r0.EnvLedger || r0.SelectReason != nil {
 		t.Errorf("row 0 = %+v", r0)
 	}
 	if r3.FinalVerdict != "undecided" || r3.Hash != nil || r3.FinalStage != nil || rows[2].EnvRuns != nil {
@@ -79,14 +87,14 @@ func TestManifestRoundTrip(t *testing.T) {
 // written in several and reads back whole and in order.
 func TestManifestSpansRowGroups(t *testing.T) {
 	n := 2*manifestRowGroup + 5
-	stages := []string{StageValidate, StageDedup}
+	stages := []string{"validate", "dedup"}
 	tasks := make([]*Task, n)
 	for i := range tasks {
 		tasks[i] = &Task{Index: int64(i), Path: fmt.Sprintf("t-%06d", i), Hash: fmt.Sprint("h", i), BlobBytes: int64(i),
-			Marks: []StageMark{{Stage: StageValidate, Verdict: Keep, Reason: "valid"}, {Stage: StageDedup, Verdict: Keep, Reason: "unique"}}}
+			Marks: []StageMark{{Stage: "validate", Verdict: Keep, Reason: "valid"}, {Stage: "dedup", Verdict: Keep, Reason: "unique"}}}
 	}
 	name := filepath.Join(t.TempDir(), ManifestFile)
-	if err := WriteManifest(name, tasks, stages); err != nil {
+	if err := WriteManifest(name, tasks, stages, testLayout); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(name)
@@ -102,7 +110,7 @@ func TestManifestSpansRowGroups(t *testing.T) {
 	if g := len(pf.RowGroups()); g != 3 {
 		t.Errorf("%d row groups, want 3", g)
 	}
-	got, err := ReadManifest(name, stages)
+	got, err := ReadManifest(name, stages, testLayout)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package rundir
 
 import (
 	"bytes"
@@ -10,20 +10,24 @@ import (
 	"runtime"
 
 	"github.com/sourcegraph/conc/stream"
+
+	"github.com/otcurate/otcurate/internal/buflist"
 )
 
 // EachDecision streams a decisions.jsonl file, one decision at a time and
 // in file order (a 100K-task run has hundreds of thousands of lines:
 // reports and merges should not hold them all unless they need to). Lines
 // are parsed in batches on all cores; fn runs on one goroutine at a time.
-func EachDecision(name string, fn func(Decision) error) error {
-	return EachDecisionWhere(name, nil, fn)
+// The layout places each score (Decision.ScoreSeconds or ScoreRate); a
+// nil layout reads no scores.
+func EachDecision(name string, layout Layout, fn func(Decision) error) error {
+	return EachDecisionWhere(name, layout, nil, fn)
 }
 
 // EachDecisionWhere is EachDecision for the lines want accepts (all when
 // want is nil): a cheap test on the raw JSON line spares parsing the lines
 // a reader has no use for. want must be safe for concurrent use.
-func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decision) error) error {
+func EachDecisionWhere(name string, layout Layout, want func(line []byte) bool, fn func(Decision) error) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -32,7 +36,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
 	// Chunks in flight are bounded by the stream (its workers and the
 	// callbacks queued behind them); the list keeps that many.
-	chunks := newBufferList(2*decisionChunk, 2*runtime.GOMAXPROCS(0)+4)
+	chunks := buflist.New(2*decisionChunk, 2*runtime.GOMAXPROCS(0)+4)
 	var firstErr error // set by callbacks, which run sequentially
 	var readErr error
 	// The file is read in chunks of whole lines; a batch's lines are
@@ -41,7 +45,7 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 	var carry []byte // a partial last line, moved to the next chunk
 	n := 0           // lines handed out so far
 	for readErr == nil && firstErr == nil {
-		buf := chunks.get(len(carry) + decisionChunk)
+		buf := chunks.Get(len(carry) + decisionChunk)
 		chunk := buf
 		copy(chunk, carry)
 		k, err := io.ReadFull(f, chunk[len(carry):])
@@ -88,14 +92,19 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 					lines[i] = nil
 					continue
 				}
-				if jerr := json.Unmarshal(line, &ds[i]); jerr != nil {
+				var w decisionJSON
+				jerr := json.Unmarshal(line, &w)
+				if jerr == nil {
+					ds[i], jerr = w.decision(layout)
+				}
+				if jerr != nil {
 					perr = fmt.Errorf("%s line %d: %w", name, start+i, jerr)
 					ds = ds[:i]
 					break
 				}
 			}
 			return func() {
-				defer chunks.put(buf) // decisions hold copies, not slices of it
+				defer chunks.Put(buf) // decisions hold copies, not slices of it
 				if firstErr != nil {
 					return
 				}
@@ -126,9 +135,9 @@ func EachDecisionWhere(name string, want func(line []byte) bool, fn func(Decisio
 // 1,000 lines of a validate-only run.
 const decisionChunk = 256 << 10
 
-// ReadDecisions reads a whole decisions.jsonl file.
-func ReadDecisions(name string) ([]Decision, error) {
+// ReadDecisions reads a whole decisions.jsonl file (see EachDecision).
+func ReadDecisions(name string, layout Layout) ([]Decision, error) {
 	var out []Decision
-	err := EachDecision(name, func(d Decision) error { out = append(out, d); return nil })
+	err := EachDecision(name, layout, func(d Decision) error { out = append(out, d); return nil })
 	return out, err
 }

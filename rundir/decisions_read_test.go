@@ -1,6 +1,7 @@
-package pipeline
+package rundir
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestEachDecisionOrderAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []int64
-	if err := EachDecision(name, func(d Decision) error { got = append(got, d.Index); return nil }); err != nil {
+	if err := EachDecision(name, nil, func(d Decision) error { got = append(got, d.Index); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1500 {
@@ -42,7 +43,7 @@ func TestEachDecisionOrderAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = got[:0]
-	err := EachDecision(name, func(d Decision) error { got = append(got, d.Index); return nil })
+	err := EachDecision(name, nil, func(d Decision) error { got = append(got, d.Index); return nil })
 	if err == nil || !strings.Contains(err.Error(), "line 1201:") {
 		t.Fatalf("err = %v, want one naming line 1201", err)
 	}
@@ -77,7 +78,7 @@ func TestEachDecisionAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := 0
-	err := EachDecision(name, func(d Decision) error {
+	err := EachDecision(name, nil, func(d Decision) error {
 		wantDetail := fmt.Sprintf("task %d", got)
 		if got == 5000 {
 			wantDetail = long
@@ -101,11 +102,63 @@ func TestEachDecisionAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = 0
-	err = EachDecision(name, func(Decision) error { got++; return nil })
+	err = EachDecision(name, nil, func(Decision) error { got++; return nil })
 	if err == nil || !strings.Contains(err.Error(), "line 9001:") {
 		t.Fatalf("err = %v, want one naming line 9001", err)
 	}
 	if got != 9000 {
 		t.Errorf("%d decisions delivered before the bad line, want 9000", got)
+	}
+}
+
+// TestScoresRoundTrip: a score is written as `score` whichever field holds
+// it, and read back into the field the layout names; a score the layout
+// does not expect is an error, and a nil layout reads none.
+func TestScoresRoundTrip(t *testing.T) {
+	sec, rate := 1.25, 0.5
+	ds := []Decision{
+		{Index: 0, Path: "a", Stage: "flaky", Verdict: Keep, Reason: "oracle_passes", ScoreSeconds: &sec},
+		{Index: 0, Path: "a", Stage: "difficulty", Verdict: Keep, Reason: "band", ScoreRate: &rate},
+		{Index: 1, Path: "b", Stage: "lint", Verdict: Keep, Reason: "clean"},
+	}
+	name := filepath.Join(t.TempDir(), DecisionsFile)
+	if err := WriteDecisions(name, ds); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"index":0,"path":"a","stage":"flaky","verdict":"keep","reason":"oracle_passes","score":1.25}
+{"index":0,"path":"a","stage":"difficulty","verdict":"keep","reason":"band","score":0.5}
+{"index":1,"path":"b","stage":"lint","verdict":"keep","reason":"clean"}
+`
+	if string(data) != want {
+		t.Errorf("file:\n%s\nwant:\n%s", data, want)
+	}
+	got, err := ReadDecisions(name, testLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].ScoreSeconds == nil || *got[0].ScoreSeconds != sec || got[0].ScoreRate != nil ||
+		got[1].ScoreRate == nil || *got[1].ScoreRate != rate || got[1].ScoreSeconds != nil ||
+		got[2].ScoreSeconds != nil || got[2].ScoreRate != nil {
+		t.Errorf("read back %+v", got)
+	}
+	if got, err := ReadDecisions(name, nil); err != nil || got[0].ScoreSeconds != nil || got[1].ScoreRate != nil {
+		t.Errorf("nil layout: %+v %v", got, err)
+	}
+	if _, err := ReadDecisions(name, Layout{"flaky": {Score: ScoreSeconds}}); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("difficulty's score with a layout that has none: %v", err)
+	}
+	// encoding/json gives the file's line (MarshalJSON).
+	for i, d := range ds {
+		line, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.Split(want, "\n")[i]; string(line) != w {
+			t.Errorf("json.Marshal: %s, want %s", line, w)
+		}
 	}
 }

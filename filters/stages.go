@@ -1,0 +1,190 @@
+package filters
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/rundir"
+)
+
+// Stage names, in their default order. They are part of the run-output
+// contract (decisions.jsonl, the manifest's column prefixes).
+const (
+	StageValidate = "validate"
+	StageDedup    = "dedup"
+	StageLint     = "lint"
+	StageEnv      = "env"
+	StageFlaky    = "flaky"
+	// StageVerifierTime follows flaky: verifiers slow relative to the pool.
+	StageVerifierTime = "verifier_time"
+	StageDifficulty   = "difficulty"
+	StageSelect       = "select"
+)
+
+// StageSpec is one row of the stage table: everything the CLI, the
+// registry and the docs know about a stage. The engine learns what it
+// needs from the stage values New builds (pipeline.Intake, ItemStage or
+// SetStage, pipeline.Expensive, pipeline.Formatted).
+type StageSpec struct {
+	Name string
+	// Set: the stage decides over all surviving tasks at once (a
+	// pipeline.SetStage) and sees only their metadata; otherwise it
+	// decides one task at a time (a pipeline.ItemStage).
+	Set bool
+	// Intake: the stage turns pool rows into tasks (a pipeline.Intake).
+	// It always runs first and is added to a stage list that leaves it out.
+	Intake bool
+	// Sandbox: the stage runs tasks in sandboxes, so it needs a backend;
+	// its outcomes go through the ledger and carry evidence.
+	Sandbox bool
+	// Format is what the stage writes in the run directory beyond its
+	// verdict: a score (seconds or a rate: `score` in decisions.jsonl,
+	// <stage>_score in the manifest) and evidence columns.
+	Format rundir.StageFormat
+	// Reads is what the stage decides from.
+	Reads string
+	// Default: the stage is in `otcurate build`'s default list.
+	Default bool
+	// WithPolicy: the stage joins the default list when a policy is
+	// configured.
+	WithPolicy bool
+	// WholePool: the stage must see the survivors of the whole pool, so a
+	// sharded run defers it to `otcurate merge`.
+	WholePool bool
+	// Companion is a stage Build appends right after this one unless the
+	// list names it itself.
+	Companion string
+	// Help is a one-line description for the CLI and the docs.
+	Help string
+	// New builds the stage from the options.
+	New func(Options) (pipeline.Stage, error)
+}
+
+// Stages returns the stage table, in the default order.
+func Stages() []StageSpec {
+	return []StageSpec{
+		{Name: StageValidate, Intake: true, Default: true,
+			Reads: "the row: decodes the bundle (limits), parses task.toml and instruction.md",
+			Help:  "decode each bundle safely, hash it, check it is a usable Harbor task",
+			New: func(o Options) (pipeline.Stage, error) {
+				return Validate{Limits: o.Limits, StratifyBy: o.StratifyBy}, nil
+			}},
+		{Name: StageDedup, Set: true, Default: true,
+			Reads: "content hashes set by validate",
+			Help:  "drop tasks whose content equals an earlier task's",
+			New:   func(Options) (pipeline.Stage, error) { return Dedup{}, nil }},
+		{Name: StageLint, Default: true,
+			Reads: "the decoded bundle's files",
+			Help:  "static checks of the files (tests or solution in the image, verifier without reward, ...)",
+			New:   func(o Options) (pipeline.Stage, error) { return Lint{Actions: o.Lint}, nil }},
+		{Name: StageEnv, Sandbox: true, Format: rundir.StageFormat{Evidence: true}, Default: true,
+			Reads: "the decoded bundle; builds, starts and tears down each unique environment",
+			Help:  "build and start each unique environment once; drop build failures, unhealthy or slow ones",
+			New: func(o Options) (pipeline.Stage, error) {
+				env := NewEnv(o.Runner, o.Limits, o.Labels)
+				if o.EnvMaxBuild > 0 {
+					env.MaxBuild = o.EnvMaxBuild
+				}
+				env.Repeats = o.EnvRepeats
+				return env, nil
+			}},
+		{Name: StageFlaky, Sandbox: true, Format: rundir.StageFormat{Evidence: true, Score: rundir.ScoreSeconds}, Default: true, Companion: StageVerifierTime,
+			Reads: "the decoded bundle; runs the nop and oracle agents and the verifier in sandboxes",
+			Help:  "verifier gate: nop scores 0, the oracle 1 in every run; score: median test.sh seconds",
+			New: func(o Options) (pipeline.Stage, error) {
+				return Flaky{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels, Repeats: o.FlakyRepeats}, nil
+			}},
+		{Name: StageVerifierTime, Set: true, Format: rundir.StageFormat{Score: rundir.ScoreSeconds},
+			Reads: "flaky's scores (median test.sh seconds) of the surviving tasks",
+			Help:  "drop verifiers slow relative to the pool's median (joins flaky unless listed)",
+			New:   func(Options) (pipeline.Stage, error) { return VerifierTime{}, nil }},
+		{Name: StageDifficulty, Sandbox: true, Format: rundir.StageFormat{Evidence: true, Score: rundir.ScoreRate}, WithPolicy: true,
+			Reads: "the decoded bundle; runs k attempts of a policy in sandboxes",
+			Help:  "keep tasks by a policy's pass rate over k attempts; score: the pass rate",
+			New: func(o Options) (pipeline.Stage, error) {
+				d := o.Difficulty
+				d.Runner, d.Limits, d.Labels = o.Runner, o.Limits, o.Labels
+				if err := d.Validate(); err != nil {
+					return nil, err
+				}
+				return d, nil
+			}},
+		{Name: StageSelect, Set: true, Default: true, WholePool: true,
+			Reads: "the surviving tasks' metadata (strata set by validate)",
+			Help:  "keep exactly --target tasks, a seeded sample (stratified with --stratify-by)",
+			New: func(o Options) (pipeline.Stage, error) {
+				return Select{Target: o.Target, Seed: o.Seed, Stratified: o.StratifyBy != ""}, nil
+			}},
+	}
+}
+
+// LookupStage returns the table row of a stage name.
+func LookupStage(name string) (StageSpec, bool) {
+	for _, s := range Stages() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return StageSpec{}, false
+}
+
+// StageNames lists the stage names of the table, in the default order.
+func StageNames() []string {
+	var out []string
+	for _, s := range Stages() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Layout is the run-directory format of every stage of the table.
+func Layout() rundir.Layout {
+	l := rundir.Layout{}
+	for _, s := range Stages() {
+		if s.Format != (rundir.StageFormat{}) {
+			l[s.Name] = s.Format
+		}
+	}
+	return l
+}
+
+// formatOf is the table's run-directory format of a stage.
+func formatOf(name string) rundir.StageFormat {
+	s, _ := LookupStage(name)
+	return s.Format
+}
+
+// Format implements pipeline.Formatted.
+func (*Env) Format() rundir.StageFormat { return formatOf(StageEnv) }
+
+// Format implements pipeline.Formatted.
+func (Flaky) Format() rundir.StageFormat { return formatOf(StageFlaky) }
+
+// Format implements pipeline.Formatted.
+func (VerifierTime) Format() rundir.StageFormat { return formatOf(StageVerifierTime) }
+
+// Format implements pipeline.Formatted.
+func (Difficulty) Format() rundir.StageFormat { return formatOf(StageDifficulty) }
+
+// StagesHelp describes the stages, one per line, for the CLI's help.
+func StagesHelp() string {
+	var b strings.Builder
+	for _, s := range Stages() {
+		var tags []string
+		if s.Default {
+			tags = append(tags, "default")
+		}
+		if s.WithPolicy {
+			tags = append(tags, "default with --policy")
+		}
+		if s.Sandbox {
+			tags = append(tags, "sandboxes")
+		}
+		if s.Set {
+			tags = append(tags, "whole set")
+		}
+		fmt.Fprintf(&b, "  %-14s %s [%s]\n", s.Name, s.Help, strings.Join(tags, ", "))
+	}
+	return b.String()
+}

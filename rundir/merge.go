@@ -1,0 +1,224 @@
+package rundir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/otcurate/otcurate/atomicfile"
+	"github.com/otcurate/otcurate/pool"
+)
+
+// ShardRun is one shard's run directory, loaded.
+type ShardRun struct {
+	Dir   string
+	Sum   Summary
+	Shard Shard
+	Tasks []*Task // from the manifest, in pool order
+}
+
+// LoadShardRuns reads the summaries and manifests of the run directories
+// of a sharded run (`build --shard I/N`) and checks that they are the N
+// shards of one pool, run with the same stages. The layout is the stages'
+// format.
+func LoadShardRuns(dirs []string, layout Layout) ([]*ShardRun, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("merge: no run directories")
+	}
+	var runs []*ShardRun
+	byIndex := map[int]string{}
+	for _, d := range dirs {
+		r := &ShardRun{Dir: d}
+		sum, err := ReadSummary(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		r.Sum = *sum
+		if r.Sum.Shard == "" {
+			r.Shard = Shard{Index: 0, Count: 1}
+		} else if r.Shard, err = ParseShard(r.Sum.Shard); err != nil {
+			return nil, fmt.Errorf("merge: %s: %w", d, err)
+		}
+		if prev, dup := byIndex[r.Shard.Index]; dup {
+			return nil, fmt.Errorf("merge: %s and %s are both shard %s", prev, d, r.Shard)
+		}
+		byIndex[r.Shard.Index] = d
+		if first := runs; len(first) > 0 {
+			f := first[0]
+			switch {
+			case f.Shard.Count != r.Shard.Count:
+				return nil, fmt.Errorf("merge: %s is shard %s but %s is shard %s", f.Dir, f.Shard, d, r.Shard)
+			case !slices.Equal(f.Sum.Stages, r.Sum.Stages):
+				return nil, fmt.Errorf("merge: %s ran stages %v but %s ran %v", f.Dir, f.Sum.Stages, d, r.Sum.Stages)
+			case f.Sum.PoolRows != r.Sum.PoolRows:
+				return nil, fmt.Errorf("merge: %s read a %d-row pool but %s a %d-row one", f.Dir, f.Sum.PoolRows, d, r.Sum.PoolRows)
+			}
+		}
+		if r.Tasks, err = ReadManifest(filepath.Join(d, ManifestFile), r.Sum.Stages, layout); err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	if n := runs[0].Shard.Count; len(runs) != n {
+		return nil, fmt.Errorf("merge: %d run directories for %d shards", len(runs), n)
+	}
+	return runs, nil
+}
+
+// Add adds another run's funnel line of the same stage to s (seconds are
+// summed: machine time, not wall time).
+func (dst *StageSummary) Add(src *StageSummary) {
+	dst.In += src.In
+	dst.Kept += src.Kept
+	dst.Dropped += src.Dropped
+	dst.Errors += src.Errors
+	for k, v := range src.DroppedByReason {
+		dst.DroppedByReason[k] += v
+	}
+	for k, v := range src.ErrorsByReason {
+		dst.ErrorsByReason[k] += v
+	}
+	for k, v := range src.FlaggedByReason {
+		dst.FlaggedByReason[k] += v
+	}
+	dst.Seconds += src.Seconds // summed over shards (machine time, not the merged wall time)
+	dst.BusySeconds += src.BusySeconds
+	dst.Runs += src.Runs
+	dst.SandboxSeconds += src.SandboxSeconds
+	dst.FromLedger += src.FromLedger
+}
+
+// MergeLedgers concatenates the shards' ledgers into the file name (entries are keyed by
+// content hash, so they do not collide).
+func MergeLedgers(runs []*ShardRun, name string) error {
+	var b bytes.Buffer
+	for _, r := range runs {
+		data, err := os.ReadFile(filepath.Join(r.Dir, LedgerFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+			b.Write(data[:i+1]) // drop a torn last line
+		}
+	}
+	return atomicfile.Write(name, b.Bytes())
+}
+
+// ShardOutputs reads the shards' output datasets as one pool in pool
+// order: each row gets its pool index back (from the manifests) and the
+// shards, each in pool order, are merged by index.
+type ShardOutputs struct {
+	parts []pool.Source
+	index map[string]int64
+	n     int64
+}
+
+// OpenShardOutputs opens the shards' outputs; tasks are the merged
+// tasks, whose survivors (Alive) the outputs hold.
+func OpenShardOutputs(runs []*ShardRun, tasks []*Task) (*ShardOutputs, error) {
+	m := &ShardOutputs{index: map[string]int64{}}
+	for _, t := range tasks {
+		if t.Alive {
+			m.index[t.Path] = t.Index
+		}
+	}
+	for _, r := range runs {
+		for _, o := range r.Sum.Output {
+			src, err := pool.Open(o)
+			if err != nil {
+				return nil, fmt.Errorf("merge: shard output of %s: %w", r.Dir, err)
+			}
+			m.parts = append(m.parts, src)
+			m.n += src.Len()
+		}
+	}
+	return m, nil
+}
+
+// Len implements pool.Source.
+func (m *ShardOutputs) Len() int64 { return m.n }
+
+// String implements pool.Source.
+func (m *ShardOutputs) String() string { return fmt.Sprintf("%d shard outputs", len(m.parts)) }
+
+// Each implements pool.Source.
+func (m *ShardOutputs) Each(parent context.Context, skip func(int64) bool, fn func(pool.Record) error) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	chans := make([]chan pool.Record, len(m.parts))
+	errs := make([]error, len(m.parts))
+	var wg sync.WaitGroup
+	for i, p := range m.parts {
+		ch := make(chan pool.Record, 2)
+		chans[i] = ch
+		wg.Go(func() {
+			defer close(ch)
+			errs[i] = p.Each(ctx, nil, func(r pool.Record) error {
+				idx, ok := m.index[r.Path]
+				if !ok {
+					return fmt.Errorf("%s: task %q is not a survivor in the shard manifests", r.Origin(), r.Path)
+				}
+				if skip != nil && skip(idx) {
+					return nil
+				}
+				r.Index, r.Blob = idx, bytes.Clone(r.Blob)
+				select {
+				case ch <- r:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		})
+	}
+	heads := make([]*pool.Record, len(chans))
+	next := func(i int) {
+		if r, ok := <-chans[i]; ok {
+			heads[i] = &r
+		} else {
+			heads[i] = nil
+		}
+	}
+	for i := range chans {
+		next(i)
+	}
+	var err error
+	for {
+		best := -1
+		for i, h := range heads {
+			if h != nil && (best < 0 || h.Index < heads[best].Index) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		if err = fn(*heads[best]); err != nil {
+			break
+		}
+		next(best)
+	}
+	cancel()
+	for i := range chans {
+		for range chans[i] { // let the readers finish
+		}
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	for _, e := range errs {
+		if e != nil && !errors.Is(e, context.Canceled) {
+			return e
+		}
+	}
+	return parent.Err()
+}
