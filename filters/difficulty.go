@@ -111,12 +111,12 @@ func (s Difficulty) Process(ctx context.Context, it *pipeline.Item) pipeline.Out
 		sp.add(res)
 		r := res[0]
 		switch {
-		case r.Outcome.IsInfra():
+		case r.Infra():
 			infra++
 			lastInfra = fmt.Sprintf("%s: %s", r.Outcome, r.Detail)
-		case r.Outcome == trial.Scored || r.Outcome == trial.SolveTimeout:
+		case r.Scored(): // a policy that ran out of time included: its reward stands
 			scored++
-			if *r.Reward >= 1 {
+			if r.Passed() {
 				passes++
 			}
 		default: // the task itself is broken (build, verifier, reward file)

@@ -101,7 +101,7 @@ func (s *Env) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 	s.cache.mu.Unlock()
 	if !ok {
 		s.measure(ctx, t, e)
-		if e.err != nil || e.res.Outcome.IsInfra() {
+		if e.err != nil || e.res.Infra() {
 			// Do not cache an interruption or an infrastructure failure.
 			s.cache.mu.Lock()
 			delete(s.cache.m, key)
@@ -148,7 +148,7 @@ func (s *Env) measure(ctx context.Context, t *trial.Task, e *envEntry) {
 			e.err = err
 			return
 		}
-		if r.Outcome.IsInfra() {
+		if r.Infra() {
 			e.res = r // undecided: not cached, retried by a later task or run
 			return
 		}
@@ -157,14 +157,14 @@ func (s *Env) measure(ctx context.Context, t *trial.Task, e *envEntry) {
 	e.res = e.all[0]
 	failed := 0
 	for _, r := range e.all {
-		if r.Outcome != trial.Scored {
+		if !r.Scored() {
 			failed++
-			if e.res.Outcome == trial.Scored {
+			if e.res.Scored() {
 				e.res = r
 			}
 			continue
 		}
-		if e.res.Outcome == trial.Scored && r.Durations.Start+r.Durations.Teardown > e.res.Durations.Start+e.res.Durations.Teardown {
+		if e.res.Scored() && r.Durations.Start+r.Durations.Teardown > e.res.Durations.Start+e.res.Durations.Teardown {
 			e.res = r
 		}
 	}
@@ -186,11 +186,11 @@ func (s *Env) judge(r trial.Result, t *trial.Task, shared bool) pipeline.Outcome
 	}
 	timing := fmt.Sprintf("environment %s (%s): build %.1fs, start %.1fs, teardown %.1fs", env, measured, d.Build, d.Start, d.Teardown)
 	switch {
-	case r.Outcome.IsInfra():
+	case r.Infra():
 		return pipeline.ErrorOutcome(string(r.Outcome), r.Detail)
 	case r.Outcome == trial.BuildTimeout && s.MaxBuild > 0 && (t.Info.Config.Environment.BuildTimeoutSec <= 0 || s.MaxBuild.Seconds() < t.Info.Config.Environment.BuildTimeoutSec):
 		return pipeline.DropOutcome(ReasonEnvSlowBuild, fmt.Sprintf("no image after %s (the env stage's limit; the task allows %gs); %s", s.MaxBuild, t.Info.Config.Environment.BuildTimeoutSec, timing))
-	case r.Outcome != trial.Scored:
+	case r.TaskDefect():
 		return pipeline.DropOutcome(string(r.Outcome), r.Detail+"; "+timing)
 	case d.Start > s.MaxStart.Seconds():
 		return pipeline.DropOutcome(ReasonEnvSlowStart, fmt.Sprintf("start took %.1fs (limit %s); %s", d.Start, s.MaxStart, timing))

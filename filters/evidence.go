@@ -31,10 +31,10 @@ func (s *spend) add(res []trial.Result) {
 		if r.Sandboxes > 0 { // the verifier (or the agent) actually ran
 			s.ev.Runs++
 			s.ev.SandboxSeconds += r.Durations.Verify
-			if r.Outcome == trial.Scored || r.Outcome == trial.SolveTimeout {
+			if r.Scored() {
 				s.verifier = append(s.verifier, r.Durations.Verifier)
 			}
-			if r.Reward != nil && *r.Reward >= 1 {
+			if r.Passed() {
 				s.ev.Passes++
 			}
 		}

@@ -136,11 +136,11 @@ func (s Flaky) decide(ctx context.Context, it *pipeline.Item, sp *spend) pipelin
 // check turns a non-scored or slow run into the task's verdict.
 func (s Flaky) check(r trial.Result, times *[]float64, tally func() string) (pipeline.Outcome, bool) {
 	switch {
-	case r.Outcome.IsInfra():
+	case r.Infra():
 		return pipeline.ErrorOutcome(string(r.Outcome), r.Detail), true
 	case r.Outcome == trial.VerifierTimeout:
 		return pipeline.DropOutcome(ReasonSlowVerifier, fmt.Sprintf("%s (cap %s); %s", r.Detail, 3*s.MaxVerify, tally())), true
-	case r.Outcome != trial.Scored:
+	case r.TaskDefect():
 		return pipeline.DropOutcome(string(r.Outcome), fmt.Sprintf("%s (%s agent); %s", r.Detail, r.Agent, tally())), true
 	case r.Durations.Verifier > s.MaxVerify.Seconds():
 		return pipeline.DropOutcome(ReasonSlowVerifier, fmt.Sprintf("test.sh took %.1fs (limit %s); %s", r.Durations.Verifier, s.MaxVerify, tally())), true

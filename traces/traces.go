@@ -179,10 +179,10 @@ func (o Options) task(ctx context.Context, rec pool.Record, log *slog.Logger) ([
 		}
 		st.Attempts++
 		switch {
-		case a.Result.Outcome.IsInfra():
+		case a.Result.Infra():
 			st.InfraFailed++
 			continue
-		case a.Result.Outcome != trial.Scored:
+		case a.Result.TaskDefect():
 			st.TaskDefects++
 			log.Warn("task defect during traces", "task", t.Path, "outcome", a.Result.Outcome, "detail", a.Result.Detail)
 			return rows, st

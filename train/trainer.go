@@ -115,7 +115,7 @@ type EvalResult struct {
 	Scored   int      `json:"scored"`
 	Passed   int      `json:"passed"`
 	PassRate float64  `json:"pass_rate"`
-	Failed   []string `json:"failed,omitempty"` // tasks not scored (infrastructure)
+	Failed   []string `json:"failed,omitempty"` // tasks not scored (infrastructure or a task defect)
 	// Episodes are the greedy episodes behind the numbers, in task order.
 	Episodes []EvalEpisode `json:"episodes"`
 }
@@ -339,11 +339,56 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 
 	// Classify and score.
 	m := Metrics{Step: step, Tasks: len(idx), Samples: len(samples), PolicyVersion: version, RolloutSeconds: rollout.Seconds()}
+	infra := score(&m, samples, len(idx), o.MinGroup)
+	if o.MaxInfraShare < 1 && float64(infra) > o.MaxInfraShare*float64(len(samples)) {
+		// The machine, not the policy, failed this step: stop instead of
+		// burning steps without signal. No checkpoint is written for it,
+		// so --resume redoes it.
+		return m, fmt.Errorf("step %d: %d of %d rollouts failed on infrastructure (more than %.0f%%); stopping, continue with --resume",
+			step, infra, len(samples), 100*o.MaxInfraShare)
+	}
+
+	// Update.
+	t1 := time.Now()
+	us, err := o.Learner.Update(ctx, step, samples)
+	if err != nil {
+		return m, fmt.Errorf("step %d: update: %w", step, err)
+	}
+	m.UpdateSeconds = time.Since(t1).Seconds()
+	m.LogprobGap, m.GradNorm, m.Clipped, m.Entropy, m.LR = us.LogprobGap, us.GradNorm, us.Clipped, us.Entropy, us.LR
+	m.PolicyVersionLag = us.VersionLag
+	m.StepSeconds = time.Since(t0).Seconds()
+	m.OverheadShare = (m.StepSeconds - m.RolloutSeconds) / m.StepSeconds
+	return m, nil
+}
+
+// include decides whether a rollout enters the RLOO baseline and the loss,
+// from its result's predicates: an infrastructure failure or a task defect
+// stays out (with the reason in Exclusion); a scored attempt is in with
+// its reward. A policy that ran out of time (trajectory end agent_timeout)
+// is scored: its reward stands, like max_turns and context_exceeded.
+func (s *Sample) include() {
+	r := s.Attempt.Result
+	switch {
+	case r.Infra():
+		s.Exclusion = string(r.Outcome)
+	case r.TaskDefect():
+		s.Exclusion = "task_defect:" + string(r.Outcome)
+	default:
+		s.Included, s.Reward = true, *r.Reward
+	}
+}
+
+// score classifies a step's rolled-out samples (include), sets their
+// advantages (RLOON over groups of groupCount tasks) and fills m's reward,
+// advantage, group, time and token metrics. It returns the number of
+// infrastructure failures.
+func score(m *Metrics, samples []Sample, groupCount, minGroup int) (infra int) {
 	rewards := make([]float64, len(samples))
 	included := make([]bool, len(samples))
 	groups := make([]int, len(samples))
-	m.Groups = make([]GroupMetrics, len(idx))
-	var scored, passed, infra int
+	m.Groups = make([]GroupMetrics, groupCount)
+	var scored, passed int
 	for i := range samples {
 		s := &samples[i]
 		r := s.Attempt.Result
@@ -362,17 +407,14 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 				m.Truncated++ // passthrough: the verifier's reward stands
 			}
 		}
-		switch {
-		case r.Outcome.IsInfra():
+		s.include()
+		if r.Infra() {
 			infra++
-			s.Exclusion = string(r.Outcome)
-		case r.Outcome != trial.Scored:
-			s.Exclusion = "task_defect:" + string(r.Outcome)
-		default:
-			s.Included, s.Reward = true, *r.Reward
+		}
+		if s.Included {
 			scored++
 			gm.Scored++
-			if s.Reward >= 1 {
+			if r.Passed() {
 				passed++
 				gm.Passed++
 			}
@@ -380,14 +422,7 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 		}
 		rewards[i], included[i] = s.Reward, s.Included
 	}
-	if o.MaxInfraShare < 1 && float64(infra) > o.MaxInfraShare*float64(len(samples)) {
-		// The machine, not the policy, failed this step: stop instead of
-		// burning steps without signal. No checkpoint is written for it,
-		// so --resume redoes it.
-		return m, fmt.Errorf("step %d: %d of %d rollouts failed on infrastructure (more than %.0f%%); stopping, continue with --resume",
-			step, infra, len(samples), 100*o.MaxInfraShare)
-	}
-	adv, gs := RLOON(rewards, included, groups, o.MinGroup)
+	adv, gs := RLOON(rewards, included, groups, minGroup)
 	for i := range samples {
 		samples[i].Advantage = adv[i]
 		m.MeanAbsAdvantage += math.Abs(adv[i])
@@ -403,24 +438,12 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 			solved++
 		}
 	}
-	m.PassAtK = float64(solved) / float64(len(idx))
+	m.PassAtK = float64(solved) / float64(groupCount)
 	m.ZeroVarianceShare = float64(gs.ZeroVariance) / float64(gs.Groups)
 	m.BelowMinShare = float64(gs.BelowMin) / float64(gs.Groups)
 	m.Excluded = gs.Excluded
 	m.InfraFailureRate = float64(infra) / float64(len(samples))
-
-	// Update.
-	t1 := time.Now()
-	us, err := o.Learner.Update(ctx, step, samples)
-	if err != nil {
-		return m, fmt.Errorf("step %d: update: %w", step, err)
-	}
-	m.UpdateSeconds = time.Since(t1).Seconds()
-	m.LogprobGap, m.GradNorm, m.Clipped, m.Entropy, m.LR = us.LogprobGap, us.GradNorm, us.Clipped, us.Entropy, us.LR
-	m.PolicyVersionLag = us.VersionLag
-	m.StepSeconds = time.Since(t0).Seconds()
-	m.OverheadShare = (m.StepSeconds - m.RolloutSeconds) / m.StepSeconds
-	return m, nil
+	return infra
 }
 
 // evaluate plays one greedy episode per held-out task.
@@ -443,9 +466,9 @@ func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
 		}
 		res.Episodes = append(res.Episodes, ep)
 		switch {
-		case a.Result.Outcome == trial.Scored:
+		case a.Result.Scored():
 			res.Scored++
-			if a.Reward() >= 1 {
+			if a.Result.Passed() {
 				res.Passed++
 			}
 		default:

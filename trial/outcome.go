@@ -1,10 +1,15 @@
 package trial
 
+import "fmt"
+
 // Outcome classifies a trial. Exactly one applies. The set is shared by
-// every stage that runs tasks (env, flaky, difficulty) and by the trainer.
+// every stage that runs tasks (env, flaky, difficulty) and by the trainer,
+// which read it only through Result's predicates (Scored, Passed,
+// TaskDefect, Infra).
 type Outcome string
 
-// The scored outcome: the verifier produced a valid, finite reward.
+// The scored outcome: the verifier produced a valid, finite reward (for a
+// Probe, which runs no verifier: the environment built and started).
 const Scored Outcome = "scored"
 
 // Task defects: the task, not the machine, is at fault.
@@ -15,6 +20,9 @@ const (
 	EnvironmentUnhealthy Outcome = "environment_unhealthy"
 	UnsupportedEnv       Outcome = "unsupported_environment"
 	NoSolution           Outcome = "no_solution"
+	// SolveTimeout: the reference solution (the oracle's solve.sh) ran past
+	// the agent timeout. Only the oracle's results carry it; see
+	// TimeoutIsDefect.
 	SolveTimeout         Outcome = "solve_timeout"
 	VerifierTimeout      Outcome = "verifier_timeout"
 	RewardMissing        Outcome = "reward_missing"
@@ -43,3 +51,77 @@ func (o Outcome) IsInfra() bool {
 
 // IsTaskDefect reports whether the outcome blames the task.
 func (o Outcome) IsTaskDefect() bool { return o != Scored && !o.IsInfra() }
+
+// AgentKind is what an agent is to the task: its reference solution, the
+// negative control, or a policy being measured or trained.
+type AgentKind int
+
+// Agent kinds.
+const (
+	KindPolicy    AgentKind = iota // an Actor other than the built-in ones (the agent harness)
+	KindReference                  // the oracle: the task's own solution/solve.sh
+	KindControl                    // the nop agent
+)
+
+// KindOf is the kind of an actor: only the built-in OracleActor is the
+// reference and only NopActor the control, whatever another actor's name.
+func KindOf(a Actor) AgentKind {
+	switch a.(type) {
+	case OracleActor, *OracleActor:
+		return KindReference
+	case NopActor, *NopActor:
+		return KindControl
+	}
+	return KindPolicy
+}
+
+// String names the kind.
+func (k AgentKind) String() string {
+	switch k {
+	case KindReference:
+		return "reference"
+	case KindControl:
+		return "control"
+	}
+	return "policy"
+}
+
+// TimeoutIsDefect is the one rule for an agent that runs out of time
+// (ActReport.TimedOut). The reference solution must finish within the
+// agent timeout, so its timeout blames the task: a result the verifier
+// scored becomes SolveTimeout, a task defect. Any other agent running out
+// of time is that agent's failure: the verifier still runs, its reward
+// stands (the reference recipe's passthrough) and the attempt is scored,
+// never a task defect nor an infrastructure failure.
+func (k AgentKind) TimeoutIsDefect() bool { return k == KindReference }
+
+// applyTimeout applies the timeout rule to the verifier's result res of an
+// agent of kind k that ran out of its limit of limitSec seconds.
+func applyTimeout(res *Result, k AgentKind, limitSec float64) {
+	switch {
+	case k.TimeoutIsDefect() && res.Outcome == Scored:
+		res.Outcome = SolveTimeout
+		res.Detail = fmt.Sprintf("solve.sh exceeded the agent timeout (%gs); the verifier still ran", limitSec)
+	case !k.TimeoutIsDefect():
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the agent hit its timeout (%gs); the verifier's reward stands", limitSec))
+	}
+}
+
+// Scored reports whether the result counts: the verifier gave a reward
+// that stands (for a Probe: the environment built and started). Scored
+// results are the ones pass rates, baselines and verifier timings are
+// taken over. Exactly one of Scored, TaskDefect and Infra holds.
+func (r Result) Scored() bool { return r.Outcome == Scored }
+
+// Passed reports whether the result is scored with a reward of at least 1
+// (rewards are not capped at 1: a reward.json may say 2).
+func (r Result) Passed() bool { return r.Scored() && r.Reward != nil && *r.Reward >= 1 }
+
+// TaskDefect reports whether the result blames the task: the task is
+// broken and its other results do not matter (SolveTimeout included: it
+// is the reference solution's, see AgentKind.TimeoutIsDefect).
+func (r Result) TaskDefect() bool { return r.Outcome.IsTaskDefect() }
+
+// Infra reports whether the result is an infrastructure failure: it says
+// nothing about the task or the agent and is left out of every rate.
+func (r Result) Infra() bool { return r.Outcome.IsInfra() }

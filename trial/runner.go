@@ -38,8 +38,10 @@ type Actor interface {
 
 // ActReport is what an Actor reports.
 type ActReport struct {
-	// TimedOut: the agent hit its timeout; the verifier still runs and its
-	// reward stands (the reference recipe's passthrough), the result
+	// TimedOut: the agent hit its timeout. The verifier still runs; what
+	// the timeout means depends on who ran out of time
+	// (AgentKind.TimeoutIsDefect): the oracle's is a task defect
+	// (SolveTimeout), any other agent's reward stands and the result
 	// carries a warning.
 	TimedOut bool
 	// Unavailable, when set, voids the run: the actor's backend could not
@@ -51,9 +53,6 @@ type ActReport struct {
 	Detail     string
 	// Exit is the agent process's exit code when there is one (solve.sh).
 	Exit *int
-	// TimeoutIsDefect makes a timeout the task's fault (solve_timeout):
-	// a reference solution must finish in the agent timeout.
-	TimeoutIsDefect bool
 }
 
 // OracleActor is the oracle agent: it copies solution/ to /solution and
@@ -70,7 +69,7 @@ func (a OracleActor) Act(ctx context.Context, sb sandbox.Sandbox, t *Task) (ActR
 		return ActReport{}, err
 	}
 	code := res.ExitCode
-	return ActReport{Exit: &code, TimedOut: res.TimedOut, TimeoutIsDefect: true}, nil
+	return ActReport{Exit: &code, TimedOut: res.TimedOut}, nil
 }
 
 // NopActor is the nop agent: the negative control does nothing.
@@ -395,12 +394,8 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		res.SolveExit, res.ImageCached, res.Sandboxes = act.Exit, img.Cached, 1
 		res.Warnings = append(res.Warnings, img.Warnings...)
 		res.Trajectory = act.Trajectory
-		switch {
-		case act.TimedOut && act.TimeoutIsDefect && res.Outcome == Scored:
-			res.Outcome = SolveTimeout
-			res.Detail = fmt.Sprintf("solve.sh exceeded the agent timeout (%gs); the verifier still ran", cfg.Agent.TimeoutSec)
-		case act.TimedOut && !act.TimeoutIsDefect:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the agent hit its timeout (%gs); the verifier's reward stands", cfg.Agent.TimeoutSec))
+		if act.TimedOut {
+			applyTimeout(&res, KindOf(actor), cfg.Agent.TimeoutSec)
 		}
 		results = append(results, res)
 		if o.StopOnDisagreement && !sameResult(results[0], res) {

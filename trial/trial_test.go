@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,5 +201,45 @@ func TestCancelLeavesNoContainer(t *testing.T) {
 	}
 	if d := time.Since(start); d > 40*time.Second {
 		t.Fatalf("cancel took %v", d)
+	}
+}
+
+// lateActor does the task's work and then reports that it ran out of
+// time, as the agent harness does when its episode deadline passes. It
+// calls itself "oracle": a name must not make it the reference solution.
+type lateActor struct{}
+
+func (lateActor) Name() string { return string(trial.Oracle) }
+
+func (lateActor) Act(ctx context.Context, sb sandbox.Sandbox, _ *trial.Task) (trial.ActReport, error) {
+	if _, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "touch /app/done", User: "root", Timeout: time.Minute}); err != nil {
+		return trial.ActReport{}, err
+	}
+	return trial.ActReport{TimedOut: true}, nil
+}
+
+// TestAgentTimeoutByKind: the same work followed by a timeout is a task
+// defect when the reference solution times out (solve_timeout) and a
+// scored, passed attempt when a policy agent does.
+func TestAgentTimeoutByKind(t *testing.T) {
+	b, runID := engine(t)
+	task := synthetic(t, "late", "[agent]\ntimeout_sec = 2\n[verifier]\ntimeout_sec = 20\n",
+		"#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+		"#!/bin/bash\ntouch /app/done\nsleep 60\n")
+	oracle := run(t, b, runID, task, trial.Oracle, 1)[0]
+	if oracle.Outcome != trial.SolveTimeout || !oracle.TaskDefect() || oracle.Scored() || oracle.Passed() {
+		t.Errorf("oracle past its timeout: %s (defect %t, scored %t), want %s, a task defect", oracle.Outcome, oracle.TaskDefect(), oracle.Scored(), trial.SolveTimeout)
+	}
+	r := &trial.Runner{Backend: b}
+	res, err := r.Run(context.Background(), task, trial.Options{Actor: lateActor{}, Labels: map[string]string{sandbox.LabelRun: runID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res[0]
+	if p.Outcome != trial.Scored || !p.Scored() || !p.Passed() || p.TaskDefect() || p.Infra() {
+		t.Errorf("policy past its timeout: %s reward=%v (%s), want scored and passed", p.Outcome, deref(p.Reward), p.Detail)
+	}
+	if len(p.Warnings) == 0 || !strings.Contains(p.Warnings[len(p.Warnings)-1], "timeout") {
+		t.Errorf("policy past its timeout: warnings %q, want the timeout noted", p.Warnings)
 	}
 }
