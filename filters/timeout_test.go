@@ -67,8 +67,8 @@ func TestDifficultyScoresAgentTimeouts(t *testing.T) {
 		it := &pipeline.Item{Task: &pipeline.Task{Path: task.Path, Hash: task.Bundle.ContentHash}, Bundle: task.Bundle, Info: task.Info}
 		out := stage.Process(context.Background(), it)
 		t.Logf("write %t: %s/%s: %s; evidence %+v", tc.write, out.Verdict, out.Reason, out.Detail, out.Evidence)
-		if out.Reason != tc.reason || out.Score == nil || *out.Score != tc.rate {
-			t.Errorf("write %t: %s/%s score %v, want %s with pass rate %g", tc.write, out.Verdict, out.Reason, out.Score, tc.reason, tc.rate)
+		if out.Reason != tc.reason || out.ScoreRate == nil || *out.ScoreRate != tc.rate {
+			t.Errorf("write %t: %s/%s score %v, want %s with pass rate %g", tc.write, out.Verdict, out.Reason, out.ScoreRate, tc.reason, tc.rate)
 		}
 		if ev := out.Evidence; ev == nil || ev.Runs != 2 || ev.Passes != tc.passes || ev.VerifierSeconds <= 0 {
 			t.Errorf("write %t: evidence %+v, want 2 runs, %d passes and a verifier time", tc.write, ev, tc.passes)
