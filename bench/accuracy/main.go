@@ -408,7 +408,7 @@ func naive(poolFile string, labels []poolgen.Label, final map[string]pipeline.De
 				for _, x := range rs { // Isolate: every result is a session of its own
 					dd := x.Durations
 					r.seconds += dd.Build + dd.Start + dd.Solve + dd.Verify + dd.Teardown
-					if x.Outcome != trial.Scored || x.Reward == nil || (x.Agent == trial.Nop) != (*x.Reward == 0) {
+					if !x.Scored() || (x.Agent == trial.Nop) != (*x.Reward == 0) {
 						r.dropped = true
 					}
 				}

@@ -46,7 +46,7 @@ nothing; policy: the terminus-2 harness driven by --policy) and scores it with t
 verifier, as Harbor does. TASK is a task directory or POOL#path (a row of a dataset).
 
 Repeated verifier runs share one post-solution sandbox unless --isolate.
-Exit code 0 only when every repeat scored 1; 3 otherwise.`,
+Exit code 0 only when every repeat passed (scored, reward ≥ 1); 3 otherwise.`,
 		Example: `  otcurate run testdata/harbor-examples/hello-user --agent oracle
   otcurate run pool.parquet#task-00042 --agent nop --repeats 3 --json`,
 		Args: cobra.ExactArgs(1),
@@ -102,8 +102,8 @@ Exit code 0 only when every repeat scored 1; 3 otherwise.`,
 				printResults(out, results)
 			}
 			for _, r := range results {
-				if r.Outcome != trial.Scored || *r.Reward != 1 {
-					return &exitError{code: exitItemFailure, err: fmt.Errorf("not every repeat scored 1")}
+				if !r.Passed() {
+					return &exitError{code: exitItemFailure, err: fmt.Errorf("not every repeat passed")}
 				}
 			}
 			return nil
