@@ -22,7 +22,7 @@ import (
 // Reason codes decided by the engine itself, before any stage sees a row.
 // They are reported under the validate stage.
 const (
-	ReasonDuplicatePath  = "duplicate_path"
+	ReasonDuplicatePath  = pool.ReasonDuplicatePath
 	ReasonNullBlob       = "null_task_binary"
 	ReasonUnreadableTask = "unreadable_task"
 	ReasonPoolChanged    = "pool_changed"
@@ -267,7 +267,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	// for their ordered callback): with 10 MB bundles the stream's queue
 	// alone would otherwise hold several of them.
 	budget := semaphore.NewWeighted(inflightBytes)
-	seenPaths := make(map[string]int64)
+	var seenPaths pool.PathSet
 	interrupted := false // set by the (sequential) callbacks
 	var sinkErr error
 	var busy = make([]time.Duration, len(stages))
@@ -403,7 +403,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true,
 				Marks: make([]StageMark, 0, min(2, len(e.Stages)))}
 			res.Tasks = append(res.Tasks, task)
-			if out, bad := admit(rec, seenPaths); bad {
+			if out, bad := admit(rec, &seenPaths); bad {
 				if !e.Shard.Has("", rec.Path, rec.Blob) {
 					task.outOfShard, task.Alive = true, false
 					return nil
@@ -464,15 +464,15 @@ const (
 )
 
 // admit applies the row-level checks that need no decoding and the
-// sequential view of the pool (duplicate paths). It runs in pool order.
-func admit(rec pool.Record, seen map[string]int64) (Outcome, bool) {
+// sequential view of the pool (duplicate and nested paths). It runs in
+// pool order.
+func admit(rec pool.Record, seen *pool.PathSet) (Outcome, bool) {
 	if reason, detail := pool.PathProblem(rec); reason != "" {
 		return DropOutcome(reason, detail), true
 	}
-	if first, dup := seen[rec.Path]; dup {
-		return DropOutcome(ReasonDuplicatePath, fmt.Sprintf("%s: path %q already used by row %d", rec.Origin(), rec.Path, first)), true
+	if reason, detail := seen.Claim(rec); reason != "" {
+		return DropOutcome(reason, detail), true
 	}
-	seen[rec.Path] = rec.Index
 	switch {
 	case rec.Err != nil:
 		if d, ok := bundle.AsDefect(rec.Err); ok {
