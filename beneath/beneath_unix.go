@@ -173,7 +173,8 @@ func (d *Dir) openFile(op, name string, flags int, perm fs.FileMode) (*os.File, 
 	}
 	defer unix.Close(pfd)
 	if flags&unix.O_CREAT == 0 {
-		// Look before opening: opening a device node can have effects.
+		// Look before opening: opening a device node can have effects;
+		// O_NONBLOCK below covers one swapped in meanwhile (a FIFO).
 		var st unix.Stat_t
 		if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, d.pathErr(op, c, err)
@@ -186,7 +187,14 @@ func (d *Dir) openFile(op, name string, flags int, perm fs.FileMode) (*os.File, 
 			return nil, d.pathErr(op, c, errors.New("not a regular file"))
 		}
 	}
-	fd, err := unix.Openat(pfd, base, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
+	if flags&unix.O_CREAT != 0 { // O_EXCL: a new regular file, never a link
+		fd, err := unix.Openat(pfd, base, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err != nil {
+			return nil, d.pathErr(op, c, linkErr(pfd, base, err))
+		}
+		return os.NewFile(uintptr(fd), filepath.Join(d.name, filepath.FromSlash(c))), nil
+	}
+	fd, err := unix.Openat(pfd, base, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, d.pathErr(op, c, linkErr(pfd, base, err))
 	}
