@@ -54,7 +54,9 @@ func hostileBlob(t *testing.T, extra ...tarMember) []byte {
 	return buf.Bytes()
 }
 
-func link(name, target string) tarMember { return tarMember{name: name, link: target, typ: tar.TypeSymlink} }
+func link(name, target string) tarMember {
+	return tarMember{name: name, link: target, typ: tar.TypeSymlink}
+}
 
 // listTree lists a tree (type, mode, link target or content per path),
 // for checking that a sentinel tree outside the target did not change.
