@@ -3,6 +3,7 @@ package pool
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -134,10 +135,9 @@ func Unpack(ctx context.Context, src Source, dest string, opts UnpackOptions) (*
 			problem(rec.Path, ReasonTargetExists, target+" already exists (use --overwrite to replace)")
 			return nil
 		}
-		stage := fmt.Sprintf(".otcurate-unpack-%d.tmp", rec.Index)
-		if err := root.RemoveAll(stage); err != nil {
-			return err
-		}
+		// A fresh, unpredictable staging name (ExtractAt creates it
+		// exclusively): a fixed one could be an earlier row's path.
+		stage := fmt.Sprintf(".otcurate-unpack-%d-%s.tmp", rec.Index, rand.Text()[:12])
 		if err := bundle.ExtractAt(bytes.NewReader(rec.Blob), root, stage, opts.Limits); err != nil {
 			if d, ok := bundle.AsDefect(err); ok {
 				problem(rec.Path, d.Reason, rec.Origin()+": "+d.Detail)

@@ -165,6 +165,15 @@ func TestUnpackRedTeam(t *testing.T) {
 			written: 2,
 		},
 		{
+			// A row named like a staging directory is a task like any
+			// other: the next row's staging must not replace it.
+			name: "row named like a staging directory",
+			rows: func(string) []row {
+				return []row{{".otcurate-unpack-1.tmp", hostileBlob(t)}, {"b", hostileBlob(t)}}
+			},
+			written: 2,
+		},
+		{
 			name: "row holding an earlier row",
 			rows: func(string) []row {
 				return []row{{"a/b", hostileBlob(t)}, {"a", hostileBlob(t)}}
@@ -246,7 +255,8 @@ func TestUnpackRedTeam(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range tc.rows(outside) {
+			rows := tc.rows(outside)
+			for _, r := range rows {
 				if err := w.Write(r.path, r.blob); err != nil {
 					t.Fatal(err)
 				}
@@ -278,8 +288,20 @@ func TestUnpackRedTeam(t *testing.T) {
 			if entries, _ := os.ReadDir(base); len(entries) != 2 {
 				t.Fatalf("something written beside dest: %v", entries)
 			}
-			if leftovers, _ := filepath.Glob(filepath.Join(dest, ".otcurate-unpack-*")); len(leftovers) != 0 {
-				t.Fatalf("staging directories left: %v", leftovers)
+			isRow := map[string]bool{}
+			for _, r := range rows {
+				isRow[r.path] = true
+				if res.Written == int64(len(rows)) {
+					if _, err := os.Stat(filepath.Join(dest, r.path, "tests", "test.sh")); err != nil {
+						t.Errorf("row %s is not in place: %v", r.path, err)
+					}
+				}
+			}
+			leftovers, _ := filepath.Glob(filepath.Join(dest, ".otcurate-unpack-*"))
+			for _, l := range leftovers {
+				if !isRow[filepath.Base(l)] {
+					t.Fatalf("staging directory left: %s", l)
+				}
 			}
 		})
 	}
