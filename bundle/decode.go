@@ -118,7 +118,7 @@ type walker struct {
 	content contentReader // the current file's reader, handed to fn
 	members int
 	seen    map[string]Kind // every member and implied parent directory
-	links   map[string]bool // symlink names; nil until the first symlink
+	links   linkSet         // the symlinks seen; empty (no maps) until the first
 	raw     bytes.Reader    // the inflated blob, when inflated whole
 }
 
@@ -133,7 +133,7 @@ func (w *walker) release() {
 	} else {
 		clear(w.seen)
 	}
-	w.links = nil
+	w.links = linkSet{}
 	w.counter, w.content = inflateCounter{}, contentReader{}
 	w.raw.Reset(nil)
 	walkers.Put(w)
@@ -219,6 +219,11 @@ func walk(r io.Reader, blob []byte, lim Limits, fn func(m Member, content io.Rea
 		if err := fn(m, content); err != nil {
 			return err
 		}
+	}
+	// Links are resolved once all are known: a link added later can
+	// redirect one accepted earlier (s -> . turns s/s/../.. into a way out).
+	if err := w.links.check(); err != nil {
+		return err
 	}
 	// Drain what follows the tar end marker (record padding, further gzip
 	// members) so a truncated or corrupt tail is still detected.
@@ -389,7 +394,7 @@ func (w *walker) accept(hdr *tarHeader) (m Member, skip bool, err error) {
 func (w *walker) record(m Member) error {
 	parent := path.Dir(m.Name)
 	for parent != "." {
-		if w.links[parent] {
+		if _, ok := w.links.targets[parent]; ok {
 			return defectf(ReasonUnsafeMemberPath, "%s passes through symlink %s", m.Name, parent)
 		}
 		if k, ok := w.seen[parent]; ok && k != KindDir {
@@ -406,10 +411,7 @@ func (w *walker) record(m Member) error {
 	}
 	w.seen[m.Name] = m.Kind
 	if m.Kind == KindSymlink {
-		if w.links == nil {
-			w.links = make(map[string]bool)
-		}
-		w.links[m.Name] = true
+		w.links.add(m.Name, m.Linkname)
 	}
 	return nil
 }

@@ -149,7 +149,8 @@ func withParents(entries []Entry) []Entry {
 }
 
 // DirEntries lists a task directory as entries for Encode. Symlinks are
-// kept when they stay inside the tree; anything else that is not a regular
+// kept when they stay inside the tree, resolved through the tree's other
+// symlinks as Walk resolves them; anything else that is not a regular
 // file or directory is an error naming the file.
 func DirEntries(root string) ([]Entry, error) {
 	var out []Entry
@@ -192,6 +193,15 @@ func DirEntries(root string) ([]Entry, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	var links linkSet
+	for _, e := range out {
+		if e.Kind == KindSymlink {
+			links.add(e.Name, e.Linkname)
+		}
+	}
+	if err := links.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", root, err)
 	}
 	return out, nil
 }

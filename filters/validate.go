@@ -15,7 +15,7 @@ const ReasonValid = "valid"
 
 // Reason codes validate decides from the row alone, before decoding.
 const (
-	ReasonDuplicatePath  = "duplicate_path"
+	ReasonDuplicatePath  = pool.ReasonDuplicatePath
 	ReasonNullBlob       = "null_task_binary"
 	ReasonUnreadableTask = "unreadable_task"
 )
@@ -74,16 +74,16 @@ func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outco
 }
 
 // Admit implements pipeline.Intake: the row-level checks that need no
-// decoding (the path, a path already used by an earlier row, an unreadable,
+// decoding (the path, a path already used by an earlier row or nested
+// under or holding one, an unreadable,
 // null or empty blob).
-func (Validate) Admit(rec pool.Record, seen map[string]int64) (pipeline.Outcome, bool) {
+func (Validate) Admit(rec pool.Record, seen *pool.PathSet) (pipeline.Outcome, bool) {
 	if reason, detail := pool.PathProblem(rec); reason != "" {
 		return pipeline.DropOutcome(reason, detail), true
 	}
-	if first, dup := seen[rec.Path]; dup {
-		return pipeline.DropOutcome(ReasonDuplicatePath, fmt.Sprintf("%s: path %q already used by row %d", rec.Origin(), rec.Path, first)), true
+	if reason, detail := seen.Claim(rec); reason != "" {
+		return pipeline.DropOutcome(reason, detail), true
 	}
-	seen[rec.Path] = rec.Index
 	switch {
 	case rec.Err != nil:
 		if d, ok := bundle.AsDefect(rec.Err); ok {

@@ -257,7 +257,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	// for their ordered callback): with 10 MB bundles the stream's queue
 	// alone would otherwise hold several of them.
 	budget := semaphore.NewWeighted(inflightBytes)
-	seenPaths := make(map[string]int64)
+	var seenPaths pool.PathSet
 	interrupted := false // set by the (sequential) callbacks
 	var sinkErr error
 	var busy = make([]time.Duration, len(stages))
@@ -393,7 +393,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true,
 				Marks: make([]StageMark, 0, min(2, len(e.Stages)))}
 			res.Tasks = append(res.Tasks, task)
-			if out, bad := e.intake.Admit(rec, seenPaths); bad {
+			if out, bad := e.intake.Admit(rec, &seenPaths); bad {
 				if !e.Shard.Has("", rec.Path, rec.Blob) {
 					res.setOutOfShard(task)
 					return nil

@@ -40,7 +40,7 @@ func (rawIntake) Process(_ context.Context, it *pipeline.Item) pipeline.Outcome 
 	it.Task.Hash = hex.EncodeToString(h[:])
 	return pipeline.KeepOutcome("hashed", "")
 }
-func (rawIntake) Admit(rec pool.Record, _ map[string]int64) (pipeline.Outcome, bool) {
+func (rawIntake) Admit(rec pool.Record, _ *pool.PathSet) (pipeline.Outcome, bool) {
 	if len(rec.Blob) == 0 {
 		return pipeline.DropOutcome("empty", ""), true
 	}

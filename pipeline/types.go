@@ -95,7 +95,7 @@ type Intake interface {
 	// Admit decides, in pool order and before any decoding, the rows that
 	// are not tasks at all; seen maps the paths used so far to their rows
 	// (Admit records rec's). It reports false for a row Process must see.
-	Admit(rec pool.Record, seen map[string]int64) (Outcome, bool)
+	Admit(rec pool.Record, seen *pool.PathSet) (Outcome, bool)
 	// Reopen decodes a task's row again for a pass after a set stage,
 	// with the engine's limits, and fails if it is no longer the bundle
 	// Process saw.

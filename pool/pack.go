@@ -3,10 +3,14 @@ package pool
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 
+	"github.com/otcurate/otcurate/beneath"
 	"github.com/otcurate/otcurate/bundle"
 )
 
@@ -75,20 +79,42 @@ type UnpackOptions struct {
 	Limits    bundle.Limits
 }
 
+// ReasonTargetExists and ReasonTargetThroughSymlink are unpack problems
+// that come from the destination, not from the row.
+const (
+	ReasonTargetExists         = "target_exists"
+	ReasonTargetThroughSymlink = "target_through_symlink"
+)
+
 // Unpack extracts every row of src into dest/<path>, safely: unusable path
-// values and broken bundles are reported and skipped, each task is
-// extracted into a staging directory inside dest and renamed into place, so
-// no partial task is ever left and nothing is written outside dest.
+// values (unsafe, duplicate or nested under another row's path) and broken
+// bundles are reported and skipped; each task is extracted into a staging
+// directory inside dest and renamed into place, so no partial task is ever
+// left. Every path below dest is created, replaced or removed without
+// following a symlink (see package beneath), so nothing is written or
+// removed outside dest: a destination path that passes through a symlink
+// already in dest is reported, and --overwrite replaces a symlink at the
+// task's own path without following it.
 func Unpack(ctx context.Context, src Source, dest string, opts UnpackOptions) (*PackResult, error) {
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return nil, err
 	}
+	root, err := beneath.Open(dest)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	res := &PackResult{}
 	problem := func(p, reason, detail string) {
 		res.Problems = append(res.Problems, Problem{Path: p, Reason: reason, Detail: detail})
 	}
-	err := src.Each(ctx, nil, func(rec Record) error {
+	var paths PathSet
+	err = src.Each(ctx, nil, func(rec Record) error {
 		if reason, detail := PathProblem(rec); reason != "" {
+			problem(rec.Path, reason, detail)
+			return nil
+		}
+		if reason, detail := paths.Claim(rec); reason != "" {
 			problem(rec.Path, reason, detail)
 			return nil
 		}
@@ -97,30 +123,43 @@ func Unpack(ctx context.Context, src Source, dest string, opts UnpackOptions) (*
 			return nil
 		}
 		target := filepath.Join(dest, filepath.FromSlash(rec.Path))
-		if _, err := os.Lstat(target); err == nil {
-			if !opts.Overwrite {
-				problem(rec.Path, "target_exists", target+" already exists (use --overwrite to replace)")
-				return nil
-			}
-			if err := os.RemoveAll(target); err != nil {
-				return err
-			}
+		exists, err := root.Exists(rec.Path)
+		if errors.Is(err, beneath.ErrSymlink) {
+			problem(rec.Path, ReasonTargetThroughSymlink, fmt.Sprintf("%s: %v; unpack never writes through a symlink", target, err))
+			return nil
 		}
-		stage := filepath.Join(dest, fmt.Sprintf(".otcurate-unpack-%d.tmp", rec.Index))
-		os.RemoveAll(stage)
-		if err := bundle.Extract(bytes.NewReader(rec.Blob), stage, opts.Limits); err != nil {
+		if err != nil {
+			return err
+		}
+		if exists && !opts.Overwrite {
+			problem(rec.Path, ReasonTargetExists, target+" already exists (use --overwrite to replace)")
+			return nil
+		}
+		// A fresh, unpredictable staging name (ExtractAt creates it
+		// exclusively): a fixed one could be an earlier row's path.
+		stage := fmt.Sprintf(".otcurate-unpack-%d-%s.tmp", rec.Index, rand.Text()[:12])
+		if err := bundle.ExtractAt(bytes.NewReader(rec.Blob), root, stage, opts.Limits); err != nil {
 			if d, ok := bundle.AsDefect(err); ok {
 				problem(rec.Path, d.Reason, rec.Origin()+": "+d.Detail)
 				return nil
 			}
 			return fmt.Errorf("%s: %w", rec.Origin(), err)
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			os.RemoveAll(stage)
-			return err
+		// The old tree goes only once the new one is ready. A symlink at
+		// the target is removed as a link.
+		err = root.RemoveAll(rec.Path)
+		if err == nil {
+			err = root.MkdirAll(path.Dir(rec.Path), 0o755)
 		}
-		if err := os.Rename(stage, target); err != nil {
-			os.RemoveAll(stage)
+		if err == nil {
+			err = root.Rename(stage, rec.Path)
+		}
+		if err != nil {
+			_ = root.RemoveAll(stage)
+			if errors.Is(err, beneath.ErrSymlink) {
+				problem(rec.Path, ReasonTargetThroughSymlink, fmt.Sprintf("%s: %v; unpack never writes through a symlink", target, err))
+				return nil
+			}
 			return err
 		}
 		res.Written++

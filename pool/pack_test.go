@@ -42,7 +42,7 @@ func TestUnpackHostileRows(t *testing.T) {
 		{"/abs/escape", good},
 		{"a/./b", good},
 		{"broken", []byte("not gzip")},
-		{"ok/hello-user", good}, // same path twice: the second is refused
+		{"ok/hello-user", good}, // same path twice: the second is refused as a duplicate
 	}
 	for _, r := range rows {
 		if err := w.Write(r.path, r.blob); err != nil {
@@ -65,7 +65,7 @@ func TestUnpackHostileRows(t *testing.T) {
 	for _, p := range res.Problems {
 		reasons = append(reasons, p.Reason)
 	}
-	want := []string{"unsafe_path", "unsafe_path", "unsafe_path", "not_gzip", "target_exists"}
+	want := []string{"unsafe_path", "unsafe_path", "unsafe_path", "not_gzip", "duplicate_path"}
 	if res.Written != 1 || !reflect.DeepEqual(reasons, want) {
 		t.Fatalf("written %d, problems %v; want 1 and %v", res.Written, reasons, want)
 	}

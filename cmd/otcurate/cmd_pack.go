@@ -46,9 +46,12 @@ func newUnpackCmd(g *globals) *cobra.Command {
 		Use:     "unpack FILE -d DIR",
 		GroupID: "data",
 		Short:   "Extract every task of a dataset into DIR/<path>, safely",
-		Long: `unpack extracts each row into DIR/<path>. Unsafe paths, links leaving the tree, devices
-and bombs are refused per row; nothing is ever written outside DIR. Existing task
-directories are kept unless --overwrite.`,
+		Long: `unpack extracts each row into DIR/<path>. Unsafe, duplicate and nested paths (a row
+inside an earlier row's path), links leaving the tree (resolved through the task's other
+links), devices and bombs are refused per row. No symlink is ever followed below DIR, so
+nothing is written or removed outside it: a path through a link already in DIR is refused.
+Existing task directories are kept unless --overwrite (which replaces a link at a task's
+path as a link).`,
 		Example: `  otcurate unpack tasks.parquet -d tasks/`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
