@@ -299,6 +299,9 @@ func (bd *builder) step(ctx context.Context, in instruction) error {
 			ref = f[0]
 		}
 		bd.warning = append(bd.warning, fmt.Sprintf("FROM %s: mapped to the host's root filesystem (fake sandbox backend)", ref))
+		if name := path.Base(strings.SplitN(ref, ":", 2)[0]); name == "python" || name == "pypy" {
+			return bd.pythonAliases(ctx)
+		}
 		return nil
 	case "ARG":
 		kvs, err := keyValues(in.args, bd.vars())
@@ -383,6 +386,17 @@ func (bd *builder) shell() []string {
 		return append([]string{}, bd.cfg.Shell...)
 	}
 	return []string{"/bin/sh", "-c"}
+}
+
+// pythonAliases gives an image FROM python the commands python and pip of
+// the official images when the host has only python3 and pip3.
+func (bd *builder) pythonAliases(ctx context.Context) error {
+	const script = `for c in python pip; do
+  if ! command -v "$c" >/dev/null && p=$(command -v "${c}3"); then ln -s "$p" "/usr/local/bin/$c"; fi
+done; true`
+	w := &lineCounter{w: bd.log}
+	_, _, err := bd.c.run(ctx, proc{argv: []string{"bash", "-c", script}, user: "root", workdir: "/"}, w, w, 0)
+	return err
 }
 
 // runStep runs a RUN instruction in the build container.

@@ -11,7 +11,8 @@
 //     WORKDIR, USER, COPY, ADD of local files, RUN, SHELL, CMD, ENTRYPOINT;
 //     LABEL, EXPOSE, VOLUME, HEALTHCHECK and STOPSIGNAL are accepted and
 //     ignored). Any FROM image maps to the host's root filesystem (with a
-//     warning); an instruction it cannot honour is a *sandbox.BuildError
+//     warning; FROM python also gets python and pip commands when the host
+//     has only python3 and pip3); an instruction it cannot honour is a *sandbox.BuildError
 //     saying so. The result is one directory layer per environment hash,
 //     cached on disk.
 //   - Exec runs `bash -c` as a user of the image (switched with setpriv),
@@ -59,6 +60,11 @@ type Options struct {
 	Dir string
 	// Log receives debug and warning messages; default: discarded.
 	Log *slog.Logger
+	// PrivateNetwork gives every sandbox its own network namespace
+	// (loopback only), even when StartSpec.Network asks for a network.
+	// Without it such a sandbox shares the host's network, ports included,
+	// so parallel tests of servers can collide.
+	PrivateNetwork bool
 }
 
 // Backend is the fake sandbox backend. It satisfies sandbox.Backend.
@@ -67,6 +73,8 @@ type Backend struct {
 	dir   string
 	log   *slog.Logger
 	owner string
+	// privateNet: see Options.PrivateNetwork.
+	privateNet bool
 
 	mu     sync.Mutex
 	builds map[string]*buildCall // by image tag
@@ -104,12 +112,13 @@ func New(opts Options) (*Backend, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Backend{
-		runID:  opts.RunID,
-		dir:    dir,
-		log:    log,
-		owner:  sandbox.OwnerID(),
-		builds: make(map[string]*buildCall),
-		live:   make(map[*fakeSandbox]bool),
+		runID:      opts.RunID,
+		dir:        dir,
+		log:        log,
+		owner:      sandbox.OwnerID(),
+		privateNet: opts.PrivateNetwork,
+		builds:     make(map[string]*buildCall),
+		live:       make(map[*fakeSandbox]bool),
 	}, nil
 }
 

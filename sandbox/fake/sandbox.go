@@ -67,7 +67,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		mainArgv = s.entrypointArgv()
 	}
 	c, err := b.startContainer(ctx, containerSpec{kind: "sandbox", layers: []string{img.layer},
-		network: spec.Network, labels: labels, mainArgv: mainArgv})
+		network: spec.Network && !b.privateNet, labels: labels, mainArgv: mainArgv})
 	if err != nil {
 		return nil, err
 	}
