@@ -28,37 +28,30 @@ var logDirs = []string{"/logs/agent", "/logs/verifier", "/logs/artifacts"}
 // initScript runs as PID 1 of the new namespaces. It mounts a private
 // tmpfs on $1 (the sandbox's state directory, so everything it holds dies
 // with the mount namespace), builds the root there (a read-only overlay of
-// the host root with non-system entries whited out, below the image layers
-// and a writable upper), mounts /dev, /proc and /sys in it and becomes,
+// the host root with the whiteouts of the mask template $2, below the
+// image layers and a writable upper; the mask must be copied to a tmpfs:
+// overlayfs refuses a layer below another layer's directory, here "/"), mounts /dev, /proc and /sys in it and becomes,
 // inside the root (chroot), a reaper that reports ready on fd 3 (only then
 // is /proc/PID/root the sandbox's root), runs the main command ("$@") and
 // exits with it.
 const initScript = `set -e
-S=$1 LAYERS=$2 UPPER=$3 WORK=$4 HOST=$5 NET=$6; shift 6
+S=$1 MASK=$2 LAYERS=$3 UPPER=$4 WORK=$5 HOST=$6 NET=$7; shift 7
 mount --make-rprivate /
 mount -t tmpfs -o mode=0755 otcurate-fake "$S"
-mkdir "$S/mask" "$S/base" "$S/root"
-for p in /* /.[!.]*; do
-  [ -e "$p" ] || [ -L "$p" ] || continue
-  case ${p#/} in
-    bin|sbin|lib|lib32|lib64|libx32|usr|etc|opt|var|dev|proc|sys) ;;
-    *) mknod "$S/mask/${p#/}" c 0 0 ;;
-  esac
-done
-mkdir -p "$S/mask/var/lib"
-for p in var/tmp var/lib/docker var/lib/containerd; do
-  if [ -e "/$p" ] || [ -L "/$p" ]; then mknod "$S/mask/$p" c 0 0; fi
-done
-mount -t overlay -o ro,lowerdir="$S/mask:/" otcurate-fake-base "$S/base"
+cp -a "$MASK" "$S/mask"
 if [ -z "$UPPER" ]; then
-  mkdir "$S/upper" "$S/work"; UPPER=$S/upper WORK=$S/work
+  mkdir "$S/base" "$S/root" "$S/upper" "$S/work"; UPPER=$S/upper WORK=$S/work
+else
+  mkdir "$S/base" "$S/root"
 fi
+mount -t overlay -o ro,lowerdir="$S/mask:/" otcurate-fake-base "$S/base"
 R=$S/root
 mount -t overlay -o "lowerdir=${LAYERS:+$LAYERS:}$S/base,upperdir=$UPPER,workdir=$WORK" otcurate-fake "$R"
 mkd() { if [ ! -d "$R/$2" ]; then mkdir -p "$R/$2"; chmod "$1" "$R/$2"; fi; }
 mkd 1777 tmp; mkd 1777 var/tmp; mkd 0700 root
 for d in home run mnt media srv dev proc sys; do mkd 0755 "$d"; done
-for d in logs/agent logs/verifier logs/artifacts; do mkdir -p "$R/$d"; chmod 0777 "$R/$d"; done
+mkdir -p "$R/logs/agent" "$R/logs/verifier" "$R/logs/artifacts"
+chmod 0777 "$R/logs/agent" "$R/logs/verifier" "$R/logs/artifacts"
 mount --rbind /dev "$R/dev"
 mount -t tmpfs -o mode=1777,nosuid,nodev shm "$R/dev/shm" 2>/dev/null || true
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
@@ -134,7 +127,7 @@ func (b *Backend) startContainer(ctx context.Context, spec containerSpec) (*cont
 	if spec.network {
 		net = "1"
 	}
-	args := append([]string{"-c", initScript, "otcurate-fake-init", c.dir, strings.Join(spec.layers, ":"),
+	args := append([]string{"-c", initScript, "otcurate-fake-init", c.dir, b.mask, strings.Join(spec.layers, ":"),
 		spec.upper, spec.work, c.id[:12], net}, main...)
 	cmd := exec.Command("bash", args...)
 	cmd.Dir = "/"

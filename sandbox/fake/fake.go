@@ -46,6 +46,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/otcurate/otcurate/sandbox"
 )
 
@@ -75,6 +77,8 @@ type Backend struct {
 	owner string
 	// privateNet: see Options.PrivateNetwork.
 	privateNet bool
+	// mask is the template of the whiteouts that hide host entries.
+	mask string
 
 	mu     sync.Mutex
 	builds map[string]*buildCall // by image tag
@@ -107,6 +111,10 @@ func New(opts Options) (*Backend, error) {
 			return nil, fmt.Errorf("fake sandbox backend: %w", err)
 		}
 	}
+	mask, err := makeMask(dir)
+	if err != nil {
+		return nil, fmt.Errorf("fake sandbox backend: %w", err)
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -117,6 +125,7 @@ func New(opts Options) (*Backend, error) {
 		log:        log,
 		owner:      sandbox.OwnerID(),
 		privateNet: opts.PrivateNetwork,
+		mask:       mask,
 		builds:     make(map[string]*buildCall),
 		live:       make(map[*fakeSandbox]bool),
 	}, nil
@@ -140,7 +149,58 @@ func (b *Backend) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := os.RemoveAll(b.mask); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// systemEntries are the host root's entries sandboxes see; every other
+// one is hidden.
+var systemEntries = map[string]bool{
+	"bin": true, "sbin": true, "lib": true, "lib32": true, "lib64": true, "libx32": true,
+	"usr": true, "etc": true, "opt": true, "var": true, "dev": true, "proc": true, "sys": true,
+}
+
+// hiddenBelow are entries below system directories that are hidden too.
+var hiddenBelow = []string{"var/tmp", "var/lib/docker", "var/lib/containerd"}
+
+// makeMask writes the whiteouts (0/0 character devices) that hide the
+// host's non-system entries into a fresh template directory below dir,
+// which every init copies to its tmpfs. Close removes it.
+func makeMask(dir string) (string, error) {
+	tmp, err := os.MkdirTemp(dir, ".mask-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	ents, err := os.ReadDir("/")
+	if err != nil {
+		return "", err
+	}
+	whiteout := func(name string) error {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, name)), 0o755); err != nil {
+			return err
+		}
+		return unix.Mknod(filepath.Join(tmp, name), unix.S_IFCHR, 0)
+	}
+	for _, e := range ents {
+		if !systemEntries[e.Name()] {
+			if err := whiteout(e.Name()); err != nil {
+				return "", fmt.Errorf("mask template: %w", err)
+			}
+		}
+	}
+	for _, p := range hiddenBelow {
+		if _, err := os.Lstat("/" + p); err == nil {
+			if err := whiteout(p); err != nil {
+				return "", fmt.Errorf("mask template: %w", err)
+			}
+		}
+	}
+	return tmp, nil
 }
 
 func imagesDir(dir string) string    { return filepath.Join(dir, "images") }

@@ -16,11 +16,13 @@ import (
 	"github.com/otcurate/otcurate/sandbox"
 )
 
-// newBackend is a fake backend on a fresh state directory, closed and
+// newBackend is a fake backend on a fresh state directory (the test runs
+// in parallel with the others), closed and
 // checked for leftovers at the end of the test. Without root the test is
 // skipped (OTCURATE_REQUIRE_FAKE=1 makes that a failure).
 func newBackend(t *testing.T) *Backend {
 	t.Helper()
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		if os.Getenv("OTCURATE_REQUIRE_FAKE") == "1" {
 			t.Fatal("the fake sandbox backend needs root")

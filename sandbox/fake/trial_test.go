@@ -19,6 +19,7 @@ const fixtures = "../../testdata/harbor-examples"
 // backend is a fake backend for a test, skipped without root.
 func backend(t *testing.T) *fake.Backend {
 	t.Helper()
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("the fake sandbox backend needs root")
 	}
