@@ -257,6 +257,31 @@ func TestTerminal(t *testing.T) {
 	if err := term.Close(); err != nil {
 		t.Fatal(err)
 	}
+
+	// Close ends a Read blocked on the terminal.
+	term, err = sb.OpenTerminal(context.Background(), sandbox.TerminalSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() {
+		p := make([]byte, 4096)
+		for {
+			if _, err := term.Read(p); err != nil {
+				close(ended)
+				return
+			}
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := term.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Read still blocks 10 s after Close")
+	}
 }
 
 func TestStopKillsEverything(t *testing.T) {

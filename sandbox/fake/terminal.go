@@ -93,11 +93,14 @@ func (t *terminal) Close() error {
 
 // openPTY opens a new pseudo-terminal pair of the given size.
 func openPTY(cols, rows int) (master, slave *os.File, err error) {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	// Non-blocking, so the os.File uses the runtime poller and a Close
+	// ends a Read blocked on it (a blocking read would hold the master
+	// open, and the shell would never get its hangup).
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	fd := int(m.Fd())
+	m := os.NewFile(uintptr(fd), "/dev/ptmx")
 	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
 		m.Close()
 		return nil, nil, fmt.Errorf("unlock pty: %w", err)
