@@ -75,13 +75,19 @@ func (b *Backend) Build(ctx context.Context, env sandbox.Environment) (sandbox.I
 		}
 	}
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return sandbox.Image{}, errors.New("fake sandbox backend is closed")
+	}
 	c := b.builds[tag]
 	if c == nil {
 		c = &buildCall{done: make(chan struct{})}
 		b.builds[tag] = c
+		b.bg.Add(1)
 		go func() {
+			defer b.bg.Done()
 			defer close(c.done)
-			c.img, c.err = b.build(ctx, tag, env)
+			c.img, c.err = b.build(tag, env)
 			b.mu.Lock()
 			delete(b.builds, tag)
 			b.mu.Unlock()
@@ -153,14 +159,15 @@ type builder struct {
 	warning []string
 }
 
-// build runs one build under the environment's build timeout. The
-// caller's ctx only bounds the build while it waits; the build goes on for
-// the other waiters (a cancelled caller returns at once).
-func (b *Backend) build(parent context.Context, tag string, env sandbox.Environment) (sandbox.Image, error) {
+// build runs one build under the environment's build timeout, until
+// Close at the latest. A caller that gives up returns at once; the build
+// goes on for the other waiters and the cache.
+func (b *Backend) build(tag string, env sandbox.Environment) (sandbox.Image, error) {
 	start := time.Now()
-	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	parent := b.ctx
+	ctx, cancel := context.WithCancel(parent)
 	if env.BuildTimeout > 0 {
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(parent), env.BuildTimeout)
+		ctx, cancel = context.WithTimeout(parent, env.BuildTimeout)
 	}
 	defer cancel()
 	dockerfile, err := dockerfileOf(env.Files)

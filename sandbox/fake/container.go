@@ -44,9 +44,14 @@ if [ -z "$UPPER" ]; then
 else
   mkdir "$S/base" "$S/root"
 fi
-mount -t overlay -o ro,lowerdir="$S/mask:/" otcurate-fake-base "$S/base"
 R=$S/root
-mount -t overlay -o "lowerdir=${LAYERS:+$LAYERS:}$S/base,upperdir=$UPPER,workdir=$WORK" otcurate-fake "$R"
+# The image layers and the upper may be on the host root's filesystem,
+# where overlayfs refuses "/" beside them as a lower layer: then the
+# masked host root is first made a read-only overlay of its own.
+if ! mount -t overlay -o "lowerdir=${LAYERS:+$LAYERS:}$S/mask:/,upperdir=$UPPER,workdir=$WORK" otcurate-fake "$R" 2>/dev/null; then
+  mount -t overlay -o ro,lowerdir="$S/mask:/" otcurate-fake-base "$S/base"
+  mount -t overlay -o "lowerdir=${LAYERS:+$LAYERS:}$S/base,upperdir=$UPPER,workdir=$WORK" otcurate-fake "$R"
+fi
 mkd() { if [ ! -d "$R/$2" ]; then mkdir -p "$R/$2"; chmod "$1" "$R/$2"; fi; }
 mkd 1777 tmp; mkd 1777 var/tmp; mkd 0700 root
 for d in home run mnt media srv dev proc sys; do mkd 0755 "$d"; done

@@ -80,6 +80,12 @@ type Backend struct {
 	// mask is the template of the whiteouts that hide host entries.
 	mask string
 
+	// ctx is cancelled by Close, which ends the builds in flight; bg
+	// counts them.
+	ctx    context.Context
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
 	mu     sync.Mutex
 	builds map[string]*buildCall // by image tag
 	live   map[*fakeSandbox]bool // started and not stopped
@@ -119,7 +125,10 @@ func New(opts Options) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Backend{
+		ctx:        ctx,
+		cancel:     cancel,
 		runID:      opts.RunID,
 		dir:        dir,
 		log:        log,
@@ -134,8 +143,11 @@ func New(opts Options) (*Backend, error) {
 // Dir is the state directory (image layers and sandbox state).
 func (b *Backend) Dir() string { return b.dir }
 
-// Close stops every sandbox this backend started and not yet stopped.
+// Close cancels the builds in flight and stops every sandbox this backend
+// started and not yet stopped.
 func (b *Backend) Close() error {
+	b.cancel()
+	b.bg.Wait()
 	b.mu.Lock()
 	b.closed = true
 	live := make([]*fakeSandbox, 0, len(b.live))

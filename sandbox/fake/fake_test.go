@@ -469,3 +469,27 @@ func countProcs(t *testing.T, suffix string) int {
 }
 
 func strconvItoa(n int) string { return strconv.Itoa(n) }
+
+func TestCloseEndsBuilds(t *testing.T) {
+	b := newBackend(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := b.Build(ctx, env("FROM debian:bookworm\nRUN sleep 301\n"))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("a caller that gave up: %v after %s", err, time.Since(start))
+	}
+	start = time.Now()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("Close took %s", time.Since(start))
+	}
+	if n := countProcs(t, "sleep 301"); n != 0 {
+		t.Errorf("%d processes of the build survive Close", n)
+	}
+	if _, err := b.Build(context.Background(), env("FROM debian:bookworm\n")); err == nil {
+		t.Error("Build after Close succeeded")
+	}
+}
