@@ -249,14 +249,11 @@ func (c *container) root() string { return "/proc/" + strconv.Itoa(c.pid) + "/ro
 // that its root is the sandbox's, not (yet, or by a bug) the host's: every
 // file operation and exec goes through /proc/PID/root.
 func (c *container) checkAlive() error {
-	if !c.alive() {
-		return errStopped
-	}
-	if st, err := procStart(c.pid); err != nil || st != c.start {
-		return errStopped
-	}
 	fd, err := unix.Open(c.root(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		if !c.alive() {
+			return c.checkRoot(-1)
+		}
 		return errStopped
 	}
 	defer unix.Close(fd)
@@ -266,7 +263,11 @@ func (c *container) checkAlive() error {
 // checkRoot verifies, after fd was opened on /proc/PID/root, that PID was
 // still this container's init and fd is not the host's root.
 func (c *container) checkRoot(fd int) error {
-	if st, err := procStart(c.pid); err != nil || st != c.start || !c.alive() {
+	if !c.alive() {
+		<-c.exited
+		return infra("sandbox "+c.id[:12], fmt.Errorf("%w: its main process exited with code %d", errStopped, c.exitCode))
+	}
+	if st, err := procStart(c.pid); err != nil || st != c.start {
 		return errStopped
 	}
 	var host, root unix.Stat_t

@@ -88,7 +88,6 @@ func (c *container) command(p proc) (*exec.Cmd, string, error) {
 	argv = append(argv, "env", "-C", wd, "--")
 	argv = append(argv, p.argv...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Path, _ = exec.LookPath(argv[0])
 	cmd.Dir = "/"
 	env := withDefault(p.env, "PATH", defaultPath)
 	env = withDefault(env, "HOSTNAME", c.id[:12])

@@ -493,3 +493,23 @@ func TestCloseEndsBuilds(t *testing.T) {
 		t.Error("Build after Close succeeded")
 	}
 }
+
+func TestExecAfterMainExit(t *testing.T) {
+	b := newBackend(t)
+	ctx := context.Background()
+	img, err := b.Build(ctx, env("FROM debian:bookworm\nRUN printf '#!/bin/sh\\nexec \"$@\"\\n' > /e.sh && chmod +x /e.sh\nENTRYPOINT [\"/e.sh\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.Start(ctx, sandbox.StartSpec{Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Stop(ctx)
+	run(t, sb, sandbox.ExecRequest{Cmd: "pkill -x sleep", User: "root"}) // the main process
+	<-sb.(*fakeSandbox).c.exited
+	_, err = sb.Exec(ctx, sandbox.ExecRequest{Cmd: "true"})
+	if !sandbox.IsInfra(err) {
+		t.Errorf("exec after the main process exited: %v; want an infrastructure error", err)
+	}
+}
