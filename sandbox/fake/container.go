@@ -25,50 +25,6 @@ import (
 // logDirs are created world-writable in every sandbox, as Harbor does.
 var logDirs = []string{"/logs/agent", "/logs/verifier", "/logs/artifacts"}
 
-// initScript runs as PID 1 of the new namespaces. It mounts a private
-// tmpfs on $1 (the sandbox's state directory, so everything it holds dies
-// with the mount namespace), builds the root there (a read-only overlay of
-// the host root with the whiteouts of the mask template $2, below the
-// image layers and a writable upper; the mask must be copied to a tmpfs:
-// overlayfs refuses a layer below another layer's directory, here "/"), mounts /dev, /proc and /sys in it and becomes,
-// inside the root (chroot), a reaper that reports ready on fd 3 (only then
-// is /proc/PID/root the sandbox's root), runs the main command ("$@") and
-// exits with it.
-const initScript = `set -e
-S=$1 MASK=$2 LAYERS=$3 UPPER=$4 WORK=$5 HOST=$6 NET=$7; shift 7
-mount --make-rprivate /
-mount -t tmpfs -o mode=0755 otcurate-fake "$S"
-cp -a "$MASK" "$S/mask"
-if [ -z "$UPPER" ]; then
-  mkdir "$S/base" "$S/root" "$S/upper" "$S/work"; UPPER=$S/upper WORK=$S/work
-else
-  mkdir "$S/base" "$S/root"
-fi
-R=$S/root
-# The image layers and the upper may be on the host root's filesystem,
-# where overlayfs refuses "/" beside them as a lower layer: then the
-# masked host root is first made a read-only overlay of its own.
-if ! mount -t overlay -o "lowerdir=${LAYERS:+$LAYERS:}$S/mask:/,upperdir=$UPPER,workdir=$WORK" otcurate-fake "$R" 2>/dev/null; then
-  mount -t overlay -o ro,lowerdir="$S/mask:/" otcurate-fake-base "$S/base"
-  mount -t overlay -o "lowerdir=${LAYERS:+$LAYERS:}$S/base,upperdir=$UPPER,workdir=$WORK" otcurate-fake "$R"
-fi
-mkd() { if [ ! -d "$R/$2" ]; then mkdir -p "$R/$2"; chmod "$1" "$R/$2"; fi; }
-mkd 1777 tmp; mkd 1777 var/tmp; mkd 0700 root
-for d in home run mnt media srv dev proc sys; do mkd 0755 "$d"; done
-mkdir -p "$R/logs/agent" "$R/logs/verifier" "$R/logs/artifacts"
-chmod 0777 "$R/logs/agent" "$R/logs/verifier" "$R/logs/artifacts"
-mount --rbind /dev "$R/dev"
-mount -t tmpfs -o mode=1777,nosuid,nodev shm "$R/dev/shm" 2>/dev/null || true
-mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
-if [ "$NET" = 1 ]; then mount --rbind /sys "$R/sys"; else mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys" || mount --rbind /sys "$R/sys"; fi
-echo "$HOST" > /proc/sys/kernel/hostname
-if [ "$NET" != 1 ] && command -v ip >/dev/null; then ip link set lo up || true; fi
-cd "$R"
-exec chroot "$R" /bin/bash -c 'echo ready >&3; exec 3>&-
-"$@" </dev/null & c=$!
-while :; do wait "$c"; s=$?; kill -0 "$c" 2>/dev/null || exit "$s"; done' otcurate-init "$@"
-`
-
 // containerSpec is what an init process is started with.
 type containerSpec struct {
 	kind     string   // "sandbox" or "build"
@@ -128,15 +84,9 @@ func (b *Backend) startContainer(ctx context.Context, spec containerSpec) (*cont
 	if len(main) == 0 {
 		main = []string{"sleep", "infinity"}
 	}
-	net := "0"
-	if spec.network {
-		net = "1"
-	}
-	args := append([]string{"-c", initScript, "otcurate-fake-init", c.dir, b.mask, strings.Join(spec.layers, ":"),
-		spec.upper, spec.work, c.id[:12], net}, main...)
-	cmd := exec.Command("bash", args...)
+	cmd := exec.Command("/bin/bash", append([]string{"-c", reaper, "otcurate-init"}, main...)...)
 	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=" + hostPath()}
+	cmd.Env = []string{"PATH=" + defaultPath}
 	cmd.Stdout, cmd.Stderr = (*lockedWriter)(c), (*lockedWriter)(c)
 	ready, readyW, err := os.Pipe()
 	if err != nil {
@@ -145,22 +95,18 @@ func (b *Backend) startContainer(ctx context.Context, spec containerSpec) (*cont
 	}
 	defer ready.Close()
 	cmd.ExtraFiles = []*os.File{readyW}
-	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
-	if !spec.network {
-		flags |= syscall.CLONE_NEWNET
-	}
 	// Pdeathsig: if this process dies, the init (and with it the whole PID
 	// namespace and its mounts) dies too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	c.cmd = cmd
+	if err := b.launch(c, spec, cmd); err != nil {
 		readyW.Close()
 		_ = os.RemoveAll(c.dir)
-		return nil, infra("start sandbox init", err)
+		return nil, infra("start sandbox", err)
 	}
 	readyW.Close()
-	c.cmd, c.pid = cmd, cmd.Process.Pid
+	c.pid = cmd.Process.Pid
 	c.start, _ = procStart(c.pid)
-	go c.wait()
 
 	line := make(chan string, 1)
 	go func() {
@@ -323,14 +269,6 @@ func readMeta(dir string) (meta, error) {
 		return m, err
 	}
 	return m, json.Unmarshal(data, &m)
-}
-
-// hostPath is the PATH of the host tools (and the default PATH inside).
-func hostPath() string {
-	if p := os.Getenv("PATH"); p != "" {
-		return p
-	}
-	return defaultPath
 }
 
 // defaultPath is Docker's PATH for an image that sets none.

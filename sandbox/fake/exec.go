@@ -149,7 +149,11 @@ func (c *container) run(ctx context.Context, p proc, stdout, stderr io.Writer, t
 		return 0, false, infra("exec", err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// No Pdeathsig: it fires when the forking OS thread exits, and the
+	// threads launch locks do exit (with whatever they forked before).
+	// If this process dies, the init's Pdeathsig ends the sandbox, and
+	// nsenter with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()

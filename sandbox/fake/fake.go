@@ -31,8 +31,14 @@
 // a convenience against accidents, not isolation.
 //
 // It needs root (CAP_SYS_ADMIN for namespaces and overlay mounts) and the
-// util-linux tools nsenter and setpriv, plus bash, env and ip (optional) on
-// the host.
+// util-linux tools nsenter, setpriv and mount, plus bash and env, on the
+// host. The namespaces and the root are prepared in Go on a locked OS
+// thread, so a start forks only the init (bash), its mount of /proc and
+// the main command: start, exec and stop take tens of milliseconds.
+//
+// The host root must be a filesystem overlayfs can stack on twice (ext4,
+// xfs, btrfs: not an overlay itself, as inside a Docker container), or
+// Options.Dir must be on another filesystem than / (a tmpfs).
 package fake
 
 import (
@@ -45,8 +51,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/otcurate/otcurate/sandbox"
 )
@@ -77,8 +81,8 @@ type Backend struct {
 	owner string
 	// privateNet: see Options.PrivateNetwork.
 	privateNet bool
-	// mask is the template of the whiteouts that hide host entries.
-	mask string
+	// maskNames are the host entries hidden from sandboxes.
+	maskNames []string
 
 	// ctx is cancelled by Close, which ends the builds in flight; bg
 	// counts them.
@@ -95,7 +99,7 @@ type Backend struct {
 var _ sandbox.Backend = (*Backend)(nil)
 
 // tools are the host programs the backend runs.
-var tools = []string{"nsenter", "setpriv", "bash", "env", "mount", "chroot", "mknod"}
+var tools = []string{"nsenter", "setpriv", "bash", "env", "mount"}
 
 // New checks that this process can run sandboxes (root, the tools) and
 // prepares the state directory.
@@ -117,7 +121,7 @@ func New(opts Options) (*Backend, error) {
 			return nil, fmt.Errorf("fake sandbox backend: %w", err)
 		}
 	}
-	mask, err := makeMask(dir)
+	mask, err := maskNames()
 	if err != nil {
 		return nil, fmt.Errorf("fake sandbox backend: %w", err)
 	}
@@ -134,7 +138,7 @@ func New(opts Options) (*Backend, error) {
 		log:        log,
 		owner:      sandbox.OwnerID(),
 		privateNet: opts.PrivateNetwork,
-		mask:       mask,
+		maskNames:  mask,
 		builds:     make(map[string]*buildCall),
 		live:       make(map[*fakeSandbox]bool),
 	}, nil
@@ -161,9 +165,6 @@ func (b *Backend) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := os.RemoveAll(b.mask); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
 }
 
@@ -176,44 +177,6 @@ var systemEntries = map[string]bool{
 
 // hiddenBelow are entries below system directories that are hidden too.
 var hiddenBelow = []string{"var/tmp", "var/lib/docker", "var/lib/containerd"}
-
-// makeMask writes the whiteouts (0/0 character devices) that hide the
-// host's non-system entries into a fresh template directory below dir,
-// which every init copies to its tmpfs. Close removes it.
-func makeMask(dir string) (string, error) {
-	tmp, err := os.MkdirTemp(dir, ".mask-")
-	if err != nil {
-		return "", err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", err
-	}
-	ents, err := os.ReadDir("/")
-	if err != nil {
-		return "", err
-	}
-	whiteout := func(name string) error {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, name)), 0o755); err != nil {
-			return err
-		}
-		return unix.Mknod(filepath.Join(tmp, name), unix.S_IFCHR, 0)
-	}
-	for _, e := range ents {
-		if !systemEntries[e.Name()] {
-			if err := whiteout(e.Name()); err != nil {
-				return "", fmt.Errorf("mask template: %w", err)
-			}
-		}
-	}
-	for _, p := range hiddenBelow {
-		if _, err := os.Lstat("/" + p); err == nil {
-			if err := whiteout(p); err != nil {
-				return "", fmt.Errorf("mask template: %w", err)
-			}
-		}
-	}
-	return tmp, nil
-}
 
 func imagesDir(dir string) string    { return filepath.Join(dir, "images") }
 func sandboxesDir(dir string) string { return filepath.Join(dir, "sandboxes") }

@@ -49,7 +49,7 @@ func (s *fakeSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpe
 		return nil, infra("terminal", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0} // no Pdeathsig: see run
 	err = cmd.Start()
 	slave.Close()
 	if err != nil {
