@@ -220,7 +220,7 @@ func (b *Backend) build(tag string, env sandbox.Environment) (sandbox.Image, err
 		err = os.RemoveAll(filepath.Join(work, "work"))
 	}
 	if err == nil {
-		err = b.install(work, tag)
+		err = b.install(work, tag, env)
 	}
 	if err != nil {
 		return sandbox.Image{}, infra("build", err)
@@ -240,17 +240,20 @@ func (b *Backend) timeoutError(parent context.Context, env sandbox.Environment, 
 		Err: fmt.Errorf("no image after %s (build_timeout_sec)", env.BuildTimeout)}
 }
 
-// install moves a finished build into place, replacing an older one (a
-// sandbox still using the old layer keeps it until it stops: the
-// directory is only renamed away, then removed).
-func (b *Backend) install(work, tag string) error {
+// install moves a finished build into place. When another process
+// built the same environment meanwhile, its image is kept (ours is
+// dropped), unless env.Rebuild. A replaced image is renamed to .old-*,
+// not removed: sandboxes may still use it as their lower layer; GC with
+// Images removes it.
+func (b *Backend) install(work, tag string, env sandbox.Environment) error {
 	final := filepath.Join(imagesDir(b.dir), tag)
 	if _, err := os.Stat(final); err == nil {
-		old := filepath.Join(imagesDir(b.dir), ".old-"+newID()[:16])
-		if err := os.Rename(final, old); err != nil {
+		if m, err := readImageMeta(b.dir, tag); err == nil && m.Hash == env.Hash && !env.Rebuild {
+			return nil // the deferred RemoveAll drops ours
+		}
+		if err := os.Rename(final, filepath.Join(imagesDir(b.dir), ".old-"+newID()[:16])); err != nil {
 			return err
 		}
-		defer os.RemoveAll(old)
 	}
 	return os.Rename(work, final)
 }

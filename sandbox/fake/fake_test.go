@@ -402,6 +402,28 @@ func TestBuildCache(t *testing.T) {
 	if err != nil || !again.Cached || again.Ref != first.Ref {
 		t.Fatalf("second build %+v, %v; want cached %s", again, err, first.Ref)
 	}
+	// A rebuild replaces the image; a sandbox of the old one keeps its files.
+	sb, err := b.Start(ctx, sandbox.StartSpec{Image: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Stop(ctx)
+	before := run(t, sb, sandbox.ExecRequest{Cmd: "cat /stamp"}).Stdout
+	e.Rebuild = true
+	if img, err := b.Build(ctx, e); err != nil || img.Cached {
+		t.Fatalf("rebuild %+v, %v", img, err)
+	}
+	if after := run(t, sb, sandbox.ExecRequest{Cmd: "cat /stamp"}); string(after.Stdout) != string(before) || len(before) == 0 {
+		t.Errorf("the running sandbox's /stamp went from %q to %q (%s)", before, after.Stdout, after.Stderr)
+	}
+	fresh, err := b.Start(ctx, sandbox.StartSpec{Image: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Stop(ctx)
+	if got := run(t, fresh, sandbox.ExecRequest{Cmd: "cat /stamp"}).Stdout; string(got) == string(before) {
+		t.Error("a sandbox started after the rebuild sees the old image")
+	}
 }
 
 func TestGC(t *testing.T) {

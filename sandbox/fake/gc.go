@@ -73,6 +73,12 @@ func (b *Backend) GC(ctx context.Context, opts sandbox.GCOptions) (sandbox.GCRep
 			return rep, infra("gc", err)
 		}
 		for _, e := range ents {
+			if e.IsDir() && strings.HasPrefix(e.Name(), ".old-") { // replaced by a rebuild
+				if err := os.RemoveAll(filepath.Join(imagesDir(b.dir), e.Name())); err != nil {
+					errs = append(errs, fmt.Errorf("image %s: %w", e.Name(), err))
+				}
+				continue
+			}
 			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
