@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -314,26 +315,16 @@ func (bd *builder) step(ctx context.Context, in instruction) error {
 		}
 		return nil
 	case "ARG":
-		kvs, err := keyValues(in.args, bd.vars())
-		if err != nil || len(kvs) == 0 {
-			// ARG name (no default)
-			name := strings.TrimSpace(in.args)
-			if name == "" || strings.ContainsAny(name, " \t") {
-				return &sandbox.BuildError{Err: fmt.Errorf("Dockerfile line %d: bad ARG %q", in.line, in.args)}
-			}
-			if _, ok := bd.args[name]; !ok {
-				bd.args[name] = ""
-			}
-			return nil
+		ws, err := words(in.args, bd.vars())
+		if err != nil || len(ws) == 0 {
+			return &sandbox.BuildError{Err: fmt.Errorf("Dockerfile line %d: bad ARG %q", in.line, in.args)}
 		}
-		for _, kv := range kvs {
-			if strings.TrimSpace(in.args) == kv[0] { // "ARG name" parsed as legacy form
-				if _, ok := bd.args[kv[0]]; !ok {
-					bd.args[kv[0]] = ""
-				}
-				continue
+		for _, w := range ws {
+			if k, v, ok := strings.Cut(w, "="); ok {
+				bd.args[k] = v
+			} else if _, set := bd.args[w]; !set {
+				bd.args[w] = ""
 			}
-			bd.args[kv[0]] = kv[1]
 		}
 		return nil
 	case "ENV":
@@ -404,7 +395,7 @@ func (bd *builder) pythonAliases(ctx context.Context) error {
 	const script = `for c in python pip; do
   if ! command -v "$c" >/dev/null && p=$(command -v "${c}3"); then ln -s "$p" "/usr/local/bin/$c"; fi
 done; true`
-	w := &lineCounter{w: bd.log}
+	w := &syncWriter{w: bd.log}
 	_, _, err := bd.c.run(ctx, proc{argv: []string{"bash", "-c", script}, user: "root", workdir: "/"}, w, w, 0)
 	return err
 }
@@ -431,7 +422,7 @@ func (bd *builder) runStep(ctx context.Context, in instruction) error {
 	if wd == "" {
 		wd = "/"
 	}
-	w := &lineCounter{w: bd.log}
+	w := &syncWriter{w: bd.log}
 	code, _, err := bd.c.run(ctx, proc{argv: argv, user: bd.cfg.User, workdir: wd, env: env}, w, w, 0)
 	if err != nil {
 		return err
@@ -442,10 +433,18 @@ func (bd *builder) runStep(ctx context.Context, in instruction) error {
 	return nil
 }
 
-// lineCounter passes build output to the log.
-type lineCounter struct{ w io.Writer }
+// syncWriter serialises the writes of a command's two output streams
+// into the build log.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
 
-func (l *lineCounter) Write(p []byte) (int, error) { return l.w.Write(p) }
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
 
 // copyStep runs COPY or ADD of files of the build context (ADD of a URL
 // and COPY --from are not supported; ADD of a local tar archive extracts
@@ -462,14 +461,15 @@ func (bd *builder) copyStep(ctx context.Context, in instruction) error {
 	vars := bd.vars()
 	parts := in.json
 	if parts == nil {
-		ws, err := words(in.args)
+		ws, err := words(in.args, vars)
 		if err != nil {
 			return &sandbox.BuildError{Err: fmt.Errorf("Dockerfile line %d: %w", in.line, err)}
 		}
 		parts = ws
-	}
-	for i := range parts {
-		parts[i] = expand(parts[i], vars)
+	} else {
+		for i := range parts {
+			parts[i] = expand(parts[i], vars)
+		}
 	}
 	if len(parts) < 2 {
 		return &sandbox.BuildError{Err: fmt.Errorf("Dockerfile line %d: %s needs a source and a destination", in.line, in.cmd)}
@@ -480,7 +480,11 @@ func (bd *builder) copyStep(ctx context.Context, in instruction) error {
 		if wd == "" {
 			wd = "/"
 		}
-		dest = path.Join(wd, dest) + map[bool]string{true: "/", false: ""}[strings.HasSuffix(dest, "/") || dest == "."]
+		dir := strings.HasSuffix(dest, "/") || dest == "."
+		dest = path.Join(wd, dest)
+		if dir {
+			dest += "/"
+		}
 	}
 	o := owner{}
 	if spec, ok := flag(in.flags, "chown"); ok {
@@ -520,7 +524,7 @@ func (bd *builder) copyStep(ctx context.Context, in instruction) error {
 			many = true
 		}
 		for _, m := range ms {
-			ents, dir := bd.select_(m)
+			ents, dir := bd.entriesOf(m)
 			matched, isDir, names = append(matched, ents), append(isDir, dir), append(names, m)
 		}
 	}
@@ -591,9 +595,9 @@ func (bd *builder) match(src string) []string {
 	return out
 }
 
-// select_ returns the entries of a context name: a directory's members
+// entriesOf returns the entries of a context name: a directory's members
 // renamed relative to it (dir true), or the one file.
-func (bd *builder) select_(name string) (ents []bundle.Entry, dir bool) {
+func (bd *builder) entriesOf(name string) (ents []bundle.Entry, dir bool) {
 	for _, f := range bd.files {
 		switch {
 		case name == ".":
@@ -633,7 +637,7 @@ func (bd *builder) extract(ctx context.Context, in instruction, f bundle.Entry, 
 	if o.uid != 0 || o.gid != 0 {
 		script += ` && chown -R ` + strconv.Itoa(o.uid) + ":" + strconv.Itoa(o.gid) + ` "$2"`
 	}
-	w := &lineCounter{w: bd.log}
+	w := &syncWriter{w: bd.log}
 	code, _, err := bd.c.run(ctx, proc{argv: []string{"bash", "-c", script, "add", tmp, dest}, user: "root", workdir: "/"}, w, w, 0)
 	if err != nil {
 		return err

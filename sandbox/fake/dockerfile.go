@@ -96,68 +96,69 @@ func flag(flags []string, name string) (string, bool) {
 }
 
 // expand substitutes $VAR, ${VAR}, ${VAR:-word} and ${VAR:+word} from
-// vars, as the Dockerfile parser does for ENV, ARG, WORKDIR, USER, COPY
-// and ADD; \$ is a literal dollar.
+// vars, as the Dockerfile parser does for WORKDIR, USER, COPY and ADD;
+// \$ is a literal dollar.
 func expand(s string, vars map[string]string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' && i+1 < len(s) && s[i+1] == '$' {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '$':
 			b.WriteByte('$')
 			i++
-			continue
-		}
-		if c != '$' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		if s[i+1] == '{' {
-			end := strings.IndexByte(s[i:], '}')
-			if end < 0 {
-				b.WriteString(s[i:])
-				return b.String()
-			}
-			body := s[i+2 : i+end]
-			i += end
-			name, word, op := body, "", ""
-			if k := strings.Index(body, ":-"); k >= 0 {
-				name, word, op = body[:k], body[k+2:], "-"
-			} else if k := strings.Index(body, ":+"); k >= 0 {
-				name, word, op = body[:k], body[k+2:], "+"
-			}
-			v, ok := vars[name]
-			switch op {
-			case "-":
-				if !ok || v == "" {
-					v = expand(word, vars)
-				}
-			case "+":
-				if ok && v != "" {
-					v = expand(word, vars)
-				} else {
-					v = ""
-				}
-			}
+		case s[i] == '$':
+			v, next := expandAt(s, i, vars)
 			b.WriteString(v)
-			continue
+			i = next - 1
+		default:
+			b.WriteByte(s[i])
 		}
-		j := i + 1
-		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || j > i+1 && s[j] >= '0' && s[j] <= '9') {
-			j++
-		}
-		if j == i+1 {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteString(vars[s[i+1:j]])
-		i = j - 1
 	}
 	return b.String()
 }
 
+// expandAt expands the variable reference at s[i] ('$') and returns its
+// value and the index after it; a '$' that starts no reference is itself.
+func expandAt(s string, i int, vars map[string]string) (string, int) {
+	if i+1 >= len(s) {
+		return "$", i + 1
+	}
+	if s[i+1] == '{' {
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return s[i:], len(s)
+		}
+		body := s[i+2 : i+end]
+		name, word, op := body, "", ""
+		if k := strings.Index(body, ":-"); k >= 0 {
+			name, word, op = body[:k], body[k+2:], "-"
+		} else if k := strings.Index(body, ":+"); k >= 0 {
+			name, word, op = body[:k], body[k+2:], "+"
+		}
+		v, ok := vars[name]
+		switch {
+		case op == "-" && (!ok || v == ""):
+			v = expand(word, vars)
+		case op == "+" && ok && v != "":
+			v = expand(word, vars)
+		case op == "+":
+			v = ""
+		}
+		return v, i + end + 1
+	}
+	j := i + 1
+	for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || j > i+1 && s[j] >= '0' && s[j] <= '9') {
+		j++
+	}
+	if j == i+1 {
+		return "$", i + 1
+	}
+	return vars[s[i+1:j]], j
+}
+
 // words splits s at unquoted blanks, removing quotes and backslash
-// escapes (the syntax of ENV, LABEL and ARG values).
-func words(s string) ([]string, error) {
+// escapes and expanding variables outside single quotes (the syntax of
+// ENV, ARG and COPY arguments).
+func words(s string, vars map[string]string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
 	inWord := false
@@ -165,10 +166,21 @@ func words(s string) ([]string, error) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case quote != 0:
-			if c == quote {
+		case quote == '\'':
+			if c == '\'' {
 				quote = 0
-			} else if c == '\\' && quote == '"' && i+1 < len(s) {
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '$':
+			v, next := expandAt(s, i, vars)
+			cur.WriteString(v)
+			i = next - 1
+			inWord = true
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else if c == '\\' && i+1 < len(s) {
 				i++
 				cur.WriteByte(s[i])
 			} else {
@@ -203,19 +215,18 @@ func words(s string) ([]string, error) {
 // keyValues parses `k=v k2="v 2"` or the legacy `k v w` form (one key,
 // the rest its value), expanding variables in values.
 func keyValues(args string, vars map[string]string) ([][2]string, error) {
-	first, _, _ := strings.Cut(args, " ")
+	first, rest, _ := strings.Cut(args, " ")
 	if !strings.Contains(first, "=") {
-		k, v, _ := strings.Cut(args, " ")
-		if k == "" {
+		if first == "" {
 			return nil, errors.New("missing key")
 		}
-		ws, err := words(expand(strings.TrimSpace(v), vars))
+		ws, err := words(strings.TrimSpace(rest), vars)
 		if err != nil {
 			return nil, err
 		}
-		return [][2]string{{k, strings.Join(ws, " ")}}, nil
+		return [][2]string{{first, strings.Join(ws, " ")}}, nil
 	}
-	ws, err := words(args)
+	ws, err := words(args, vars)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +236,7 @@ func keyValues(args string, vars map[string]string) ([][2]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("%q is not KEY=value", w)
 		}
-		out = append(out, [2]string{k, expand(v, vars)})
+		out = append(out, [2]string{k, v})
 	}
 	return out, nil
 }
