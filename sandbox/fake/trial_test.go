@@ -10,31 +10,19 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/fake"
+	"github.com/otcurate/otcurate/sandbox/fake/faketest"
 	"github.com/otcurate/otcurate/trial"
 	"github.com/otcurate/otcurate/trial/trialtest"
 )
 
 const fixtures = "../../testdata/harbor-examples"
 
-// backend is a fake backend for a test, skipped without root.
+// backend is a fake backend for a test (run in parallel), skipped
+// without root.
 func backend(t *testing.T) *fake.Backend {
 	t.Helper()
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("the fake sandbox backend needs root")
-	}
-	b, err := fake.New(fake.Options{RunID: "test-trial", Dir: t.TempDir(), PrivateNetwork: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-		if left, err := b.Sandboxes("test-trial"); err != nil || len(left) > 0 {
-			t.Errorf("left behind: %v %v", left, err)
-		}
-	})
+	b, _ := faketest.Backend(t, "test-trial-")
 	return b
 }
 
