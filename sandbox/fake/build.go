@@ -696,11 +696,17 @@ func ignoreMatch(pattern, name string) bool {
 	return false
 }
 
-// offlineMarkers are log fragments of a build that needed a network.
+// offlineMarkers are log fragments of a build that needed a network, a
+// registry, or Alpine's apk on a Debian stand-in (the Docker backend's
+// list: a build means the same on both).
 var offlineMarkers = []string{
 	"temporary failure resolving", "could not resolve", "temporary failure in name resolution",
-	"name or service not known", "no such host", "network is unreachable",
-	"failed to establish a new connection", "could not connect to", "failed to fetch",
+	"name or service not known", "no such host", "dial tcp", "i/o timeout",
+	"network is unreachable", "failed to establish a new connection", "could not connect to",
+	"unable to connect to", "unable to resolve host", "eai_again", "enotfound", "failed to fetch",
+	"pull access denied", "registry-1.docker.io", "manifest unknown", "repository does not exist",
+	"error response from daemon: get https://", "toomanyrequests",
+	"apk: not found", "apk: command not found", "apk add", "unable to select packages",
 }
 
 func looksOffline(log string) bool {

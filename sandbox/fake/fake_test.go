@@ -535,3 +535,12 @@ func TestExecAfterMainExit(t *testing.T) {
 		t.Errorf("exec after the main process exited: %v; want an infrastructure error", err)
 	}
 }
+
+func TestBuildOffline(t *testing.T) {
+	b := newBackend(t)
+	_, err := b.Build(context.Background(), env("FROM alpine:3.20\nRUN apk add --no-cache bash\n"))
+	var be *sandbox.BuildError
+	if !errors.As(err, &be) || !be.Offline {
+		t.Errorf("apk on the Debian host: %v; want a *BuildError marked Offline", err)
+	}
+}
