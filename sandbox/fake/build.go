@@ -390,11 +390,14 @@ func (bd *builder) shell() []string {
 }
 
 // pythonAliases gives an image FROM python the commands python and pip of
-// the official images when the host has only python3 and pip3.
+// the official images when the host has only python3 and pip3, and lets
+// pip install into the system Python as there (Debian's
+// EXTERNALLY-MANAGED marker is removed in the image, not on the host).
 func (bd *builder) pythonAliases(ctx context.Context) error {
 	const script = `for c in python pip; do
   if ! command -v "$c" >/dev/null && p=$(command -v "${c}3"); then ln -s "$p" "/usr/local/bin/$c"; fi
-done; true`
+done
+rm -f /usr/lib/python3*/EXTERNALLY-MANAGED; true`
 	w := &syncWriter{w: bd.log}
 	_, _, err := bd.c.run(ctx, proc{argv: []string{"bash", "-c", script}, user: "root", workdir: "/"}, w, w, 0)
 	return err
