@@ -544,3 +544,23 @@ func TestBuildOffline(t *testing.T) {
 		t.Errorf("apk on the Debian host: %v; want a *BuildError marked Offline", err)
 	}
 }
+
+func TestPlantedSymlinksStayInside(t *testing.T) {
+	b := newBackend(t)
+	// A host directory that sandboxes see too (through the lower layer):
+	// writes through a symlink to it must land in the sandbox's upper.
+	canary, err := os.MkdirTemp("/var/cache", "otcurate-canary-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(canary) })
+	sb := start(t, b, "FROM debian:bookworm\nRUN rm -rf /logs && ln -s "+canary+" /logs\n")
+	res := run(t, sb, sandbox.ExecRequest{Cmd: "stat -c '%a %F' /logs/agent; readlink /logs"})
+	if !strings.HasPrefix(string(res.Stdout), "777 directory\n") {
+		t.Errorf("/logs/agent: %q %q", res.Stdout, res.Stderr)
+	}
+	ents, err := os.ReadDir(canary)
+	if err != nil || len(ents) != 0 {
+		t.Errorf("the host directory a symlink in the image names was written to: %v %v", ents, err)
+	}
+}

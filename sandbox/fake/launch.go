@@ -103,24 +103,8 @@ func (b *Backend) setupRoot(c *container, spec containerSpec) error {
 			return fmt.Errorf("mount the sandbox root: %w", err)
 		}
 	}
-	for _, d := range []struct {
-		name string
-		mode uint32 // raw bits: os.Chmod would drop the sticky bit of 01777
-	}{
-		{"tmp", 0o1777}, {"var/tmp", 0o1777}, {"root", 0o700}, {"home", 0o755}, {"run", 0o755},
-		{"mnt", 0o755}, {"media", 0o755}, {"srv", 0o755}, {"dev", 0o755}, {"proc", 0o755}, {"sys", 0o755},
-		{"logs/agent", 0o777}, {"logs/verifier", 0o777}, {"logs/artifacts", 0o777},
-	} {
-		p := filepath.Join(root, d.name)
-		if st, err := os.Stat(p); err == nil && st.IsDir() && !strings.HasPrefix(d.name, "logs/") {
-			continue
-		}
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return err
-		}
-		if err := unix.Chmod(p, d.mode); err != nil {
-			return err
-		}
+	if err := standardDirs(root); err != nil {
+		return err
 	}
 	if err := unix.Mount("/dev", filepath.Join(root, "dev"), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind /dev: %w", err)
@@ -138,6 +122,49 @@ func (b *Backend) setupRoot(c *container, spec containerSpec) error {
 	if !spec.network {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bring lo up: %w", err)
+		}
+	}
+	return nil
+}
+
+// standardDirs creates what every sandbox has: /tmp and /var/tmp (1777),
+// /root (0700), the mount points and usual directories (0755) when the
+// image lacks them, and /logs/{agent,verifier,artifacts} with mode 0777
+// always. Paths resolve inside the root (openat2), so a symlink the image
+// planted (ln -s /etc /logs) cannot lead the writes to the host.
+func standardDirs(rootPath string) error {
+	root, err := unix.Open(rootPath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	for _, d := range []struct {
+		name   string
+		mode   uint32
+		always bool // set the mode even when the directory exists
+	}{
+		{"/tmp", 0o1777, false}, {"/var/tmp", 0o1777, false}, {"/root", 0o700, false},
+		{"/home", 0o755, false}, {"/run", 0o755, false}, {"/mnt", 0o755, false}, {"/media", 0o755, false},
+		{"/srv", 0o755, false}, {"/dev", 0o755, false}, {"/proc", 0o755, false}, {"/sys", 0o755, false},
+		{"/logs/agent", 0o777, true}, {"/logs/verifier", 0o777, true}, {"/logs/artifacts", 0o777, true},
+	} {
+		fd, err := openIn(root, d.name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err == nil && !d.always {
+			unix.Close(fd)
+			continue
+		}
+		if err != nil {
+			if err := mkdirAllIn(root, d.name, owner{}); err != nil {
+				return fmt.Errorf("%s: %w", d.name, err)
+			}
+			if fd, err = openIn(root, d.name, unix.O_RDONLY|unix.O_DIRECTORY, 0); err != nil {
+				return fmt.Errorf("%s: %w", d.name, err)
+			}
+		}
+		err = unix.Fchmod(fd, d.mode)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.name, err)
 		}
 	}
 	return nil
