@@ -362,7 +362,7 @@ func TestBuildErrors(t *testing.T) {
 		isTimeout        bool
 	}{
 		{"failing RUN", "FROM debian:bookworm\nRUN echo building; exit 7\n", time.Minute, "non-zero code: 7", false},
-		{"timeout", "FROM debian:bookworm\nRUN sleep 300\n", 500 * time.Millisecond, "build_timeout_sec", true},
+		{"timeout", "FROM debian:bookworm\nRUN sleep 302\n", 500 * time.Millisecond, "build_timeout_sec", true},
 		{"multi-stage", "FROM debian:bookworm AS a\nFROM debian:bookworm\nCOPY --from=a /x /y\n", time.Minute, "not supported by the fake", false},
 		{"missing source", "FROM debian:bookworm\nCOPY nothing /x\n", time.Minute, "file not found in build context", false},
 		{"RUN --mount", "FROM debian:bookworm\nRUN --mount=type=cache,target=/c true\n", time.Minute, "not supported by the fake", false},
@@ -385,7 +385,7 @@ func TestBuildErrors(t *testing.T) {
 			}
 		})
 	}
-	if n := countProcs(t, "sleep 300"); n != 0 {
+	if n := countProcs(t, "sleep 302"); n != 0 {
 		t.Errorf("%d processes of the timed-out build survive", n)
 	}
 }
