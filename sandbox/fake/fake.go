@@ -4,17 +4,20 @@
 // mount, PID, UTS, IPC (and, without StartSpec.Network, network)
 // namespaces whose root is an overlay of the host's own root filesystem, so
 // tasks' absolute paths (/app, /tests, /logs, /tmp) are private to each
-// sandbox while the programs are the host's.
+// sandbox while the programs are the host's: a task needs on the host what
+// it needs in its base image (python3, pytest, tmux...).
 //
 // What it honours, with the Docker backend's semantics:
 //   - Build interprets the common Dockerfile instructions (FROM, ARG, ENV,
-//     WORKDIR, USER, COPY, ADD of local files, RUN, SHELL, CMD, ENTRYPOINT;
-//     LABEL, EXPOSE, VOLUME, HEALTHCHECK and STOPSIGNAL are accepted and
-//     ignored). Any FROM image maps to the host's root filesystem (with a
-//     warning; FROM python also gets python and pip commands when the host
-//     has only python3 and pip3); an instruction it cannot honour is a *sandbox.BuildError
-//     saying so. The result is one directory layer per environment hash,
-//     cached on disk.
+//     WORKDIR, USER, COPY and ADD of the build context with --chown and
+//     --chmod, .dockerignore, RUN, SHELL, CMD, ENTRYPOINT; LABEL, EXPOSE,
+//     VOLUME, HEALTHCHECK and STOPSIGNAL are accepted and ignored). Any
+//     FROM image maps to the host's root filesystem, with a warning (FROM
+//     python also gets python and pip commands when the host has only
+//     python3 and pip3, and pip may install system-wide). An instruction
+//     it cannot honour (multi-stage builds, COPY --from, RUN --mount, ADD
+//     of a URL, ONBUILD) is a *sandbox.BuildError saying so. The result is
+//     one directory layer per environment hash, cached on disk.
 //   - Exec runs `bash -c` as a user of the image (switched with setpriv),
 //     in a workdir, with the image's, the sandbox's and the request's
 //     environment; a timeout kills every process of the exec (tagged with
@@ -24,17 +27,21 @@
 //     entrypoints, /logs/{agent,verifier,artifacts} (mode 777), Stop (kills
 //     the whole PID namespace) and GC (by run id and owner).
 //
-// Resources (CPU, memory, pids) are not enforced. The host's directories
-// other than /bin, /sbin, /lib*, /usr, /etc, /opt and /var (and /var/tmp,
-// /var/lib/docker and /var/lib/containerd) are hidden from sandboxes, which
-// get empty /tmp, /root, /home, /run, /mnt, /media and /srv of their own:
-// a convenience against accidents, not isolation.
+// Resources (CPU, memory, pids) are not enforced. A sandbox started with
+// Network shares the host's network, ports included (unless
+// Options.PrivateNetwork). The host's directories other than /bin, /sbin,
+// /lib*, /usr, /etc, /opt and /var (and /var/tmp, /var/lib/docker and
+// /var/lib/containerd) are hidden from sandboxes, which get empty /tmp,
+// /root, /home, /run, /mnt, /media and /srv of their own: a convenience
+// against accidents, not isolation.
 //
 // It needs root (CAP_SYS_ADMIN for namespaces and overlay mounts) and the
 // util-linux tools nsenter, setpriv and mount, plus bash and env, on the
 // host. The namespaces and the root are prepared in Go on a locked OS
 // thread, so a start forks only the init (bash), its mount of /proc and
-// the main command: start, exec and stop take tens of milliseconds.
+// the main command: start, exec and stop take tens of milliseconds. If
+// the process dies, its sandboxes die with it (their init has a parent
+// death signal); GC removes the state directories they leave.
 //
 // The host root must be a filesystem overlayfs can stack on twice (ext4,
 // xfs, btrfs: not an overlay itself, as inside a Docker container), or
