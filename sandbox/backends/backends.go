@@ -16,6 +16,7 @@ import (
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/daytona"
 	"github.com/otcurate/otcurate/sandbox/docker"
+	"github.com/otcurate/otcurate/sandbox/fake"
 	"github.com/otcurate/otcurate/sandbox/kube"
 )
 
@@ -58,8 +59,8 @@ func Open(ctx context.Context, spec string, s Settings) (sandbox.Backend, error)
 	case spec == "daytona":
 		return backend(daytona.New(ctx, daytona.Options{APIURL: s.getenv("DAYTONA_API_URL"), APIKey: s.getenv("DAYTONA_API_KEY"),
 			Target: s.getenv("DAYTONA_TARGET"), RunID: s.RunID, Logger: s.Logger}))
-	// TODO(fake): case spec == "fake": return fake.New(fake.Options{RunID: s.RunID}), nil
-	// (the in-memory backend of sandbox/fake; document it in Help too).
+	case spec == "fake":
+		return backend(fake.New(fake.Options{RunID: s.RunID, Dir: s.getenv("OTCURATE_FAKE_DIR"), Log: s.Logger}))
 	case strings.ContainsAny(spec, ",="):
 		engines, err := docker.ParseFleet(spec)
 		if err != nil {

@@ -111,7 +111,7 @@ func TestHelpNamesEverySetting(t *testing.T) {
 			t.Errorf("Help does not document %s", v)
 		}
 	}
-	for _, form := range []string{"docker", "unix://", "tcp://", "ssh://", "docker://", "HOST[=CAPACITY]", "kube", "daytona"} {
+	for _, form := range []string{"docker", "unix://", "tcp://", "ssh://", "docker://", "HOST[=CAPACITY]", "kube", "daytona", "fake"} {
 		if !strings.Contains(Help, form) {
 			t.Errorf("Help does not document the spec form %s", form)
 		}

@@ -25,6 +25,13 @@ SPEC forms:
                             rotation for 30 s and its runs are retried elsewhere
   kube                      every sandbox a pod on Kubernetes (settings below)
   daytona                   the Daytona API (settings below)
+  fake                      a TEST backend (package sandbox/fake): every sandbox is a
+                            process tree in its own namespaces on an overlay of this
+                            machine's root filesystem, running this machine's own
+                            programs; FROM images are not pulled. It isolates nothing
+                            and enforces no CPU/memory limit: for tests and dry runs
+                            on trusted tasks, never for curation of untrusted pools.
+                            Needs root.
 
 Docker (docker, unix://, tcp://, ssh://, docker://, fleets):
   DOCKER_HOST                      the engine of "docker" (default: the local socket)
@@ -56,6 +63,10 @@ Daytona (daytona):
   DAYTONA_API_KEY                  the API key (required)
   DAYTONA_API_URL                  the API (default https://app.daytona.io/api)
   DAYTONA_TARGET                   the region, e.g. us (optional)
+
+Fake (fake):
+  OTCURATE_FAKE_DIR                image layers and sandbox state (default
+                                   $TMPDIR/otcurate-fake)
 
 Every backend labels what it creates with the run id; "otcurate sandbox gc
 --sandbox SPEC" removes what killed runs left behind.`
