@@ -17,7 +17,7 @@ import (
 // prompt). Reported: median and p90 ms per turn (target ≤ 50 ms), and
 // the once-per-episode cost of opening the shell.
 func BenchmarkHarnessTurn(b *testing.B) {
-	d, runID := sandboxtest.Engine(b, "test-agent-")
+	d, runID := sandboxtest.Backend(b, "test-agent-")
 	tk := task(b, "Run no-ops.\n")
 	ctx := context.Background()
 	envFiles, _ := tk.Bundle.Entries("environment")

@@ -69,7 +69,7 @@ func flakyServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // scored by the verifier or as policy_unavailable — an infrastructure
 // outcome — never as a reward 0 blamed on the agent.
 func TestManyRolloutsAgainstFailingEndpoint(t *testing.T) {
-	d, runID := sandboxtest.Engine(t, "test-agent-")
+	d, runID := sandboxtest.Backend(t, "test-agent-")
 	n := 100
 	if testing.Short() || os.Getenv("OTCURATE_ROLLOUTS") != "" {
 		n, _ = strconv.Atoi(os.Getenv("OTCURATE_ROLLOUTS"))

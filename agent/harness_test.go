@@ -13,7 +13,6 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/sandbox"
-	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 )
@@ -83,7 +82,7 @@ func reply(complete bool, cmds ...any) string {
 }
 
 // episode starts a sandbox for tk and plays one episode of pol in it.
-func episode(t *testing.T, d *docker.Engine, runID string, tk *trial.Task, pol policy.Policy, cfg agent.Config) (*agent.Trajectory, sandbox.Sandbox) {
+func episode(t *testing.T, d sandbox.Backend, runID string, tk *trial.Task, pol policy.Policy, cfg agent.Config) (*agent.Trajectory, sandbox.Sandbox) {
 	t.Helper()
 	ctx := context.Background()
 	envFiles, _ := tk.Bundle.Entries("environment")
@@ -116,7 +115,7 @@ func cat(t *testing.T, sb sandbox.Sandbox, path string) string {
 // TestHarnessProtocol drives the harness with scripted replies through
 // the protocol's cases on one engine.
 func TestHarnessProtocol(t *testing.T) {
-	d, runID := sandboxtest.Engine(t, "test-agent-")
+	d, runID := sandboxtest.Backend(t, "test-agent-")
 	tk := task(t, "Write ok to /app/out.txt.\n")
 
 	t.Run("state persists, heredoc, two-step completion", func(t *testing.T) {
@@ -243,7 +242,7 @@ func TestHarnessProtocol(t *testing.T) {
 // verifier scores what the agent did, and a failing backend is an
 // infrastructure outcome, not reward 0.
 func TestHarnessScoredByVerifier(t *testing.T) {
-	d, runID := sandboxtest.Engine(t, "test-agent-")
+	d, runID := sandboxtest.Backend(t, "test-agent-")
 	tk := task(t, "Write ok to /app/out.txt.\n")
 	r := &trial.Runner{Backend: d}
 	labels := map[string]string{sandbox.LabelRun: runID}

@@ -39,7 +39,7 @@ func TestEnvAndFlakyStages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Engine(t, "test-stages-")
+	d, runID := sandboxtest.Backend(t, "test-stages-")
 
 	const df = "FROM debian:bookworm\nWORKDIR /app\n"
 	const solve = "#!/bin/bash\ntouch /app/done\n"
@@ -154,7 +154,7 @@ func TestEnvRepeatsCatchUnstableEnvironments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Engine(t, "test-env-repeats-")
+	d, runID := sandboxtest.Backend(t, "test-env-repeats-")
 	const df = "FROM debian:bookworm\nWORKDIR /app\n"
 	const check = "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"
 	tasks := map[string]string{

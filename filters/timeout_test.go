@@ -46,7 +46,7 @@ func TestDifficultyScoresAgentTimeouts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Engine(t, "test-difficulty-timeout-")
+	d, runID := sandboxtest.Backend(t, "test-difficulty-timeout-")
 	const check = "#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
 	task, err := trial.LoadTask("late", sbTask(t, "FROM debian:bookworm\nWORKDIR /app\n", check, "#!/bin/bash\ntouch /app/done\n"), bundle.Limits{})
 	if err != nil {

@@ -34,6 +34,27 @@ if ! scripts/have-libdeflate.sh; then
 	fi
 fi
 
+# The fake sandbox backend (sandbox/fake, the fast test tier) runs task
+# commands with this machine's own programs, so the host needs what the
+# offline base images carry (scripts/setup-docker.sh's BASE_PACKAGES) and
+# util-linux's nsenter and setpriv.
+FAKE_HOST_PACKAGES=(bash coreutils procps util-linux python3 python3-pip python3-pytest python3-venv
+	python-is-python3 ca-certificates tmux)
+missing=()
+for p in "${FAKE_HOST_PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		log "installing ${missing[*]} (the fake sandbox backend's host programs)"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+			{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+	else
+		log "note: ${missing[*]} missing and cannot be installed here: fast-tier tests on the fake backend may fail"
+	fi
+fi
+
 # Only the modules the packages and tests import (not every platform's
 # DuckDB library that go.sum mentions).
 log "fetching Go modules"

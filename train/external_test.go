@@ -125,7 +125,7 @@ func TestExternalLearnerHandshake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Engine(t, "test-train-")
+	d, runID := sandboxtest.Backend(t, "test-train-")
 	srv := &vllm{models: map[string]int{}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()

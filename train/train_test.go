@@ -98,7 +98,7 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Engine(t, "test-train-")
+	d, runID := sandboxtest.Backend(t, "test-train-")
 	// Tasks the cold-start policy solves sometimes (pass rates 0.3-0.7
 	// in the difficulty test), so groups have variance and updates happen.
 	data := shellTasks(t, 0, "task-00025", "task-00030", "task-00043")
@@ -181,7 +181,7 @@ func TestTrainingStopsWhenTheEngineIsGone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Engine(t, "test-train-")
+	d, runID := sandboxtest.Backend(t, "test-train-")
 	seed := int64(1)
 	p := builtin.New(seed)
 	dir := filepath.Join(t.TempDir(), "run")

@@ -33,7 +33,7 @@ func (c *countingBackend) Start(ctx context.Context, spec sandbox.StartSpec) (sa
 // that the run left no container behind.
 func engine(t *testing.T) (*countingBackend, string) {
 	t.Helper()
-	d, runID := sandboxtest.Engine(t, "test-trial-")
+	d, runID := sandboxtest.Backend(t, "test-trial-")
 	return &countingBackend{Backend: d}, runID
 }
 
@@ -101,24 +101,37 @@ func wantReward(t *testing.T, res []trial.Result, want float64) {
 // TestHarborFixtures: the contract on five tasks nobody here wrote.
 func TestHarborFixtures(t *testing.T) {
 	b, runID := engine(t)
-	for _, name := range []string{"hello-user", "hello-workdir", "hello-healthcheck"} {
-		task := loadDir(t, filepath.Join(fixtures, name))
-		wantReward(t, run(t, b, runID, task, trial.Oracle, 1), 1)
-		wantReward(t, run(t, b, runID, task, trial.Nop, 1), 0)
-	}
-	// Offline, these two cannot pass; they must say why, not score 0.
-	alpine := run(t, b, runID, loadDir(t, filepath.Join(fixtures, "hello-alpine")), trial.Nop, 1)
-	if o := alpine[0].Outcome; o != trial.BuildNeedsNetwork && o != trial.BuildFailed {
-		t.Errorf("hello-alpine: %s, want a build outcome", o)
-	} else if o != trial.BuildNeedsNetwork {
-		t.Errorf("hello-alpine: %s, want %s (apk cannot reach its repository)", o, trial.BuildNeedsNetwork)
-	}
-	for _, agent := range []trial.Agent{trial.Oracle, trial.Nop} {
-		world := run(t, b, runID, loadDir(t, filepath.Join(fixtures, "hello-world")), agent, 1)
-		if world[0].Outcome != trial.VerifierNeedsNetwork || world[0].Reward != nil {
-			t.Errorf("hello-world/%s: %s reward=%v, want %s and no reward", agent, world[0].Outcome, deref(world[0].Reward), trial.VerifierNeedsNetwork)
+	// Subtests run in parallel: hello-world's offline apt-get alone takes
+	// tens of seconds.
+	t.Run("fixtures", func(t *testing.T) {
+		for _, name := range []string{"hello-user", "hello-workdir", "hello-healthcheck"} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				task := loadDir(t, filepath.Join(fixtures, name))
+				wantReward(t, run(t, b, runID, task, trial.Oracle, 1), 1)
+				wantReward(t, run(t, b, runID, task, trial.Nop, 1), 0)
+			})
 		}
-	}
+		// Offline, these two cannot pass; they must say why, not score 0.
+		t.Run("hello-alpine", func(t *testing.T) {
+			t.Parallel()
+			alpine := run(t, b, runID, loadDir(t, filepath.Join(fixtures, "hello-alpine")), trial.Nop, 1)
+			if o := alpine[0].Outcome; o != trial.BuildNeedsNetwork && o != trial.BuildFailed {
+				t.Errorf("hello-alpine: %s, want a build outcome", o)
+			} else if o != trial.BuildNeedsNetwork {
+				t.Errorf("hello-alpine: %s, want %s (apk cannot reach its repository)", o, trial.BuildNeedsNetwork)
+			}
+		})
+		for _, agent := range []trial.Agent{trial.Oracle, trial.Nop} {
+			t.Run("hello-world/"+string(agent), func(t *testing.T) {
+				t.Parallel()
+				world := run(t, b, runID, loadDir(t, filepath.Join(fixtures, "hello-world")), agent, 1)
+				if world[0].Outcome != trial.VerifierNeedsNetwork || world[0].Reward != nil {
+					t.Errorf("hello-world/%s: %s reward=%v, want %s and no reward", agent, world[0].Outcome, deref(world[0].Reward), trial.VerifierNeedsNetwork)
+				}
+			})
+		}
+	})
 }
 
 const quickToml = "[verifier]\ntimeout_sec = 20\n[agent]\ntimeout_sec = 20\n"

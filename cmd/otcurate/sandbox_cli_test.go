@@ -14,10 +14,14 @@ import (
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/rundir"
 	"github.com/otcurate/otcurate/sandbox/docker"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 )
 
 func dockerOrSkip(t *testing.T) *docker.Engine {
 	t.Helper()
+	if os.Getenv(sandboxtest.TierEnv) == "fake" {
+		t.Skipf("needs the Docker engine: the engine tier runs it (%s=docker)", sandboxtest.TierEnv)
+	}
 	d, err := docker.New(context.Background(), docker.Options{RunID: "cli-test-probe"})
 	if err != nil {
 		if os.Getenv("OTCURATE_REQUIRE_DOCKER") != "" {
