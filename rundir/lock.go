@@ -32,7 +32,7 @@ type Holder struct {
 // String describes the holder for a message.
 func (h Holder) String() string {
 	if h.PID == 0 {
-		return "another process (it has not said which yet)"
+		return "another process (a reader such as merge, or a writer that has not written its name yet)"
 	}
 	return fmt.Sprintf("pid %d on %s (`%s`, since %s)", h.PID, h.Host, h.Command, h.Since.UTC().Format(time.RFC3339))
 }
@@ -54,7 +54,8 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 // process exits, however it exits (flock), so a killed run never leaves a
 // run directory locked; the lock file itself stays.
 type DirLock struct {
-	f *os.File
+	f      *os.File
+	shared bool // a reader's lock: the file is not its to clear
 }
 
 // Lock creates dir if needed and takes its exclusive lock without
@@ -95,27 +96,39 @@ func Lock(dir, command string) (*DirLock, error) {
 	return &DirLock{f: f}, nil
 }
 
-// CheckNotWriting fails with a *LockedError when a process holds dir's
-// lock, that is while a build or another writer is still writing it: a
-// command that reads a run directory as its input (merge, of its shards)
-// checks this first. It never creates anything in dir.
-func CheckNotWriting(dir string) error {
-	f, err := os.Open(filepath.Join(dir, LockFile))
+// ReadLock takes a shared lock on dir, for a command that reads a run
+// directory as its input (merge, of its shards) and must not read it
+// while a build writes it, nor let a build start on it meanwhile. It
+// fails at once with a *LockedError when a writer holds the directory;
+// readers do not exclude each other. The lock file is created when
+// missing; where it cannot be (a read-only directory, which no writer
+// can use either) the directory is read unlocked and the result is a
+// DirLock that holds nothing.
+func ReadLock(dir string) (*DirLock, error) {
+	name := filepath.Join(dir, LockFile)
+	f, err := os.Open(name)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil // never locked
+		if f, err = os.OpenFile(name, os.O_CREATE|os.O_RDONLY, 0o644); err != nil {
+			if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+				return nil, fmt.Errorf("run dir %s: not a directory", dir)
+			}
+			return &DirLock{}, nil
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("run dir lock: %w", err)
+		return nil, fmt.Errorf("run dir lock: %w", err)
 	}
-	defer f.Close()
 	ok, err := tryLock(f, false)
 	if err != nil {
-		return fmt.Errorf("run dir lock %s: %w", f.Name(), err)
+		f.Close()
+		return nil, fmt.Errorf("run dir lock %s: %w", name, err)
 	}
 	if !ok {
-		return &LockedError{Dir: dir, Holder: readHolder(f)}
+		h := readHolder(f)
+		f.Close()
+		return nil, &LockedError{Dir: dir, Holder: h}
 	}
-	return unlock(f)
+	return &DirLock{f: f, shared: true}, nil
 }
 
 // readHolder reads the holder a lock file names (zero when it cannot).
@@ -135,7 +148,9 @@ func (l *DirLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	_ = l.f.Truncate(0)
+	if !l.shared {
+		_ = l.f.Truncate(0)
+	}
 	err := errors.Join(unlock(l.f), l.f.Close())
 	l.f = nil
 	return err

@@ -37,15 +37,25 @@ func TestLockExcludesASecondWriter(t *testing.T) {
 			t.Errorf("message %q lacks %q", err, want)
 		}
 	}
-	if err := CheckNotWriting(dir); !errors.Is(err, ErrLocked) {
-		t.Errorf("CheckNotWriting on a held dir: %v", err)
+	if _, err := ReadLock(dir); !errors.Is(err, ErrLocked) {
+		t.Errorf("ReadLock on a held dir: %v", err)
 	}
 	if err := l.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckNotWriting(dir); err != nil {
-		t.Errorf("CheckNotWriting after Unlock: %v", err)
+	r1, err := ReadLock(dir)
+	if err != nil {
+		t.Fatalf("ReadLock after Unlock: %v", err)
 	}
+	r2, err := ReadLock(dir)
+	if err != nil {
+		t.Fatalf("a second reader: %v", err)
+	}
+	if _, err := Lock(dir, "otcurate build"); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "a reader such as merge") {
+		t.Errorf("Lock while readers hold the dir: %v", err)
+	}
+	r1.Unlock()
+	r2.Unlock()
 	l2, err := Lock(dir, "otcurate filter")
 	if err != nil {
 		t.Fatalf("Lock after Unlock: %v", err)
@@ -53,15 +63,22 @@ func TestLockExcludesASecondWriter(t *testing.T) {
 	l2.Unlock()
 }
 
-// TestCheckNotWritingCreatesNothing: a run directory never locked is not
-// written by the check.
-func TestCheckNotWritingCreatesNothing(t *testing.T) {
+// TestReadLockOfAReadOnlyDir: a directory where the lock file cannot be
+// created is read unlocked; a missing directory is an error.
+func TestReadLockOfAReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes read-only directories")
+	}
 	dir := t.TempDir()
-	if err := CheckNotWriting(dir); err != nil {
+	os.Chmod(dir, 0o555)
+	defer os.Chmod(dir, 0o755)
+	l, err := ReadLock(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, LockFile)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("lock file created: %v", err)
+	l.Unlock()
+	if _, err := ReadLock(filepath.Join(dir, "absent")); err == nil {
+		t.Error("ReadLock of a missing directory succeeded")
 	}
 }
 

@@ -41,9 +41,11 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
 				sets = append(sets, set)
 			}
 			for _, d := range args {
-				if err := rundir.CheckNotWriting(d); err != nil {
+				rl, err := rundir.ReadLock(d) // no build may write a shard while it is merged
+				if err != nil {
 					return fmt.Errorf("merge: shard %w", err)
 				}
+				defer rl.Unlock()
 			}
 			lock, err := lockRunDir(cmd, g.logger, runDir)
 			if err != nil {

@@ -39,6 +39,9 @@ func TestWritersRefuseALockedRunDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Unlock()
+	if err := os.Mkdir(filepath.Join(dir, "s0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"build", "--pool", sample, "-o", filepath.Join(dir, "o.parquet"), "--run-dir", runDir, "--stages", "validate,dedup"},
 		{"filter", "--stage", "lint", "--in", sample, "-o", filepath.Join(dir, "o.parquet"), "--run-dir", runDir},
