@@ -4,8 +4,8 @@ package rundir
 
 import "os"
 
-// tryLock: without flock a run directory is not locked (documented in
-// Lock's caller's help); every attempt succeeds.
+// tryLock: systems without flock do not lock run directories (the README
+// says the lock needs flock); every attempt succeeds.
 func tryLock(*os.File, bool) (bool, error) { return true, nil }
 
 func unlock(*os.File) error { return nil }
