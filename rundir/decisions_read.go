@@ -97,6 +97,12 @@ func EachDecisionWhere(name string, layout Layout, want func(line []byte) bool, 
 				if jerr == nil {
 					ds[i], jerr = w.decision(layout)
 				}
+				if jerr != nil && line[len(line)-1] != '\n' {
+					// Only the file's last line can lack its newline.
+					perr = fmt.Errorf("%s line %d: torn last line (%d bytes without a newline: the run that wrote it was killed mid-write, or is still writing): %w", name, start+i, len(line), jerr)
+					ds = ds[:i]
+					break
+				}
 				if jerr != nil {
 					perr = fmt.Errorf("%s line %d: %w", name, start+i, jerr)
 					ds = ds[:i]

@@ -162,3 +162,21 @@ func TestScoresRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestEachDecisionTornLastLine: a decisions file cut inside its last line
+// (a build killed mid-write) delivers every whole line and then says the
+// last one is torn, with its line number.
+func TestEachDecisionTornLastLine(t *testing.T) {
+	whole := `{"index":0,"path":"a","stage":"validate","verdict":"keep","reason":"valid"}` + "\n" +
+		`{"index":1,"path":"b","stage":"validate","verdict":"keep","reason":"valid"}` + "\n"
+	last := strings.Index(whole, "\n") + 1
+	for cut := last + 1; cut < len(whole)-1; cut++ {
+		name := filepath.Join(t.TempDir(), DecisionsFile)
+		os.WriteFile(name, []byte(whole[:cut]), 0o644)
+		n := 0
+		err := EachDecision(name, nil, func(Decision) error { n++; return nil })
+		if n != 1 || err == nil || !strings.Contains(err.Error(), "line 2: torn last line") {
+			t.Errorf("cut at %d: %d decisions, %v", cut, n, err)
+		}
+	}
+}

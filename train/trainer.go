@@ -36,6 +36,7 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/rundir"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -187,11 +188,11 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 		if err := o.Learner.Restore(filepath.Join(o.RunDir, st.Checkpoint)); err != nil {
 			return nil, fmt.Errorf("train: resume: %w", err)
 		}
-		metrics, err := truncateJSONL(filepath.Join(o.RunDir, "metrics.jsonl"), st.Step)
+		metrics, err := truncateJSONL(filepath.Join(o.RunDir, "metrics.jsonl"), st.Step, log)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := truncateJSONL(filepath.Join(o.RunDir, "eval.jsonl"), st.Step); err != nil {
+		if _, err := truncateJSONL(filepath.Join(o.RunDir, "eval.jsonl"), st.Step, log); err != nil {
 			return nil, err
 		}
 		start = st.Step
@@ -551,8 +552,17 @@ func appendJSONL(name string, v any) error {
 }
 
 // truncateJSONL drops the lines whose "step" is above last (written by
-// an interrupted step) and any torn last line, and returns the lines kept.
-func truncateJSONL(name string, last int) ([]byte, error) {
+// an interrupted step) and returns the lines kept. A torn last line is
+// first set aside in NAME.torn-TIME (rundir.SetAsideTornTail); a line in
+// the middle that is not a step's JSON is dropped with a warning.
+func truncateJSONL(name string, last int, log *slog.Logger) ([]byte, error) {
+	torn, err := rundir.SetAsideTornTail(name)
+	if err != nil {
+		return nil, fmt.Errorf("train: resume: %w", err)
+	}
+	if torn != nil {
+		log.Warn("torn last line set aside (a write was interrupted)", "file", name, "bytes", torn.Bytes, "saved_as", torn.SavedAs)
+	}
 	b, err := os.ReadFile(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -561,14 +571,20 @@ func truncateJSONL(name string, last int) ([]byte, error) {
 		return nil, err
 	}
 	var keep []byte
+	n := 0
 	for line := range bytes.Lines(b) {
+		n++
 		if !bytes.HasSuffix(line, []byte("\n")) {
-			break // torn
+			break // torn again since: another writer (the run dir lock keeps it out)
 		}
 		var v struct {
 			Step int `json:"step"`
 		}
-		if json.Unmarshal(line, &v) == nil && v.Step <= last {
+		if err := json.Unmarshal(line, &v); err != nil {
+			log.Warn("corrupt line dropped on resume", "file", name, "line", n, "bytes", len(line), "err", err)
+			continue
+		}
+		if v.Step <= last {
 			keep = append(keep, line...)
 		}
 	}

@@ -151,6 +151,11 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 			return usageErr(err) // before any sandbox starts
 		}
 	}
+	lock, err := lockRunDir(cmd, g.logger, o.runDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	if filters.NeedsSandbox(names) {
 		runID := o.runID
 		if runID == "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/rundir"
 )
 
 func newMergeCmd(g *globals) *cobra.Command {
@@ -39,6 +40,18 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
 				}
 				sets = append(sets, set)
 			}
+			for _, d := range args {
+				rl, err := rundir.ReadLock(d) // no build may write a shard while it is merged
+				if err != nil {
+					return fmt.Errorf("merge: shard %w", err)
+				}
+				defer rl.Unlock()
+			}
+			lock, err := lockRunDir(cmd, g.logger, runDir)
+			if err != nil {
+				return err
+			}
+			defer lock.Unlock()
 			sum, _, err := pipeline.Merge(cmd.Context(), pipeline.MergeOptions{Layout: filters.Layout(),
 				RunDirs: args, RunDir: runDir, Output: out, Shards: shards, Stages: sets, Logger: g.logger,
 			})

@@ -134,6 +134,11 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 			return err
 		}
 	}
+	lock, err := lockRunDir(cmd, g.logger, o.runDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	runID := newRunID()
 	backend, err := openSandbox(cmd, g, o.sandboxes, runID)
 	if err != nil {

@@ -29,6 +29,13 @@ invalid row is printed with its reason code. Exit code 3 when any row is invalid
 			if err != nil {
 				return err
 			}
+			if runDir != "" {
+				lock, err := lockRunDir(cmd, g.logger, runDir)
+				if err != nil {
+					return err
+				}
+				defer lock.Unlock()
+			}
 			stages, err := filters.Build([]string{filters.StageValidate}, filters.Options{Limits: g.limits()})
 			if err != nil {
 				return err
