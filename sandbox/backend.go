@@ -122,7 +122,8 @@ type Sandbox interface {
 	// ResetDir removes whatever is at dir (a tree, file, symlink or
 	// device: never followed), creates dir afresh with mode, owned by
 	// root, failing if something reappears there, and writes files into
-	// it like Upload. Parents of dir are created when missing.
+	// it like Upload. Parents of dir are created when missing, and
+	// replaced by directories when they are not (a symlink, a file).
 	ResetDir(ctx context.Context, dir string, mode fs.FileMode, files []bundle.Entry) error
 	// NetAttempts is a counter of the sandbox's network attempts that
 	// cannot work offline (a connection with no route, a name lookup

@@ -94,7 +94,8 @@ func (s *dockerSandbox) KillAll(ctx context.Context) error {
 	}
 	err := s.cgroup.killAll(ctx, s.baseline)
 	if err == nil {
-		if start, _, state, ok := procStat(s.mainProc.pid); ok && start == s.mainProc.start && state != 'Z' && state != 'X' {
+		if start, _, state, ok := procStat(s.mainProc.pid); ok && start == s.mainProc.start && state != 'Z' && state != 'X' &&
+			!procDying(s.mainProc.pid) {
 			return nil
 		}
 		// The main process is gone (the agent killed it): the container
@@ -280,6 +281,36 @@ func procStat(pid int) (start uint64, ppid int, state byte, ok bool) {
 	start, err = strconv.ParseUint(f[19], 10, 64)
 	ppid, err2 := strconv.Atoi(f[1])
 	return start, ppid, f[0][0], err == nil && err2 == nil
+}
+
+// procDying reports whether a process is exiting or has a SIGKILL
+// pending (sent, e.g. by kill -9 -1, but not yet acted on).
+func procDying(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	if i := bytes.LastIndexByte(data, ')'); i >= 0 {
+		if f := strings.Fields(string(data[i+1:])); len(f) > 6 {
+			if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&0x4 != 0 { // PF_EXITING
+				return true
+			}
+		}
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "SigPnd" && k != "ShdPnd") {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&(1<<(unix.SIGKILL-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // freeze freezes (or thaws) the cgroup and waits until it is.
@@ -482,10 +513,7 @@ func (r *directRoot) resetDir(dir string, mode fs.FileMode, files []bundle.Entry
 		return err
 	}
 	defer unix.Close(root)
-	if err := mkdirAll(root, path.Dir(dir)); err != nil {
-		return fmt.Errorf("reset %s: %w", dir, err)
-	}
-	parent, err := openIn(root, path.Dir(dir), unix.O_PATH|unix.O_DIRECTORY, 0)
+	parent, err := realParents(root, path.Dir(dir))
 	if err != nil {
 		return fmt.Errorf("reset %s: %w", dir, err)
 	}
@@ -504,6 +532,52 @@ func (r *directRoot) resetDir(dir string, mode fs.FileMode, files []bundle.Entry
 		return nil
 	}
 	return r.upload(dir, files)
+}
+
+// realParents opens the directory p below root, walking it one component
+// at a time without following symlinks: a missing component is created
+// (0755, root's), and one that is not a directory (a symlink, file, FIFO)
+// is removed and replaced by one, so the sandbox cannot redirect or block
+// what is created below p.
+func realParents(root int, p string) (int, error) {
+	cur, err := unix.Openat(root, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, part := range strings.Split(strings.Trim(path.Clean(p), "/"), "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			unix.Close(cur)
+			return -1, fmt.Errorf("%q has a .. component", p)
+		}
+		next, err := unix.Openat(cur, part, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if !errors.Is(err, unix.ENOENT) {
+				if rerr := removeAt(cur, part); rerr != nil {
+					unix.Close(cur)
+					return -1, rerr
+				}
+			}
+			if err := unix.Mkdirat(cur, part, 0o755); err != nil {
+				unix.Close(cur)
+				return -1, err
+			}
+			if err := fixDirAttrs(cur, part, 0o755); err != nil {
+				unix.Close(cur)
+				return -1, err
+			}
+			next, err = unix.Openat(cur, part, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				unix.Close(cur)
+				return -1, err
+			}
+		}
+		unix.Close(cur)
+		cur = next
+	}
+	return cur, nil
 }
 
 // removeAt removes name below the directory parent, recursively, never

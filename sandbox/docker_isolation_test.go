@@ -69,11 +69,14 @@ ln -s /r/file /r/link && ln -s /r /rl`, User: "root"})
 			// place are removed, never followed.
 			run(t, sb, ExecRequest{Cmd: `mkdir -p /keep /t/a/b && echo k > /keep/k && echo old > /t/a/b/old && ln -s /keep /t/a/esc && ln -s /keep /u`, User: "root"})
 			files := []bundle.Entry{{Name: "new.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte("x")}}
-			for _, dir := range []string{"/t", "/u", "/v/w"} {
+			// Parents that are a file or a symlink are replaced, not
+			// followed or failed on.
+			run(t, sb, ExecRequest{Cmd: `touch /pf && ln -s /keep /pl`, User: "root"})
+			for _, dir := range []string{"/t", "/u", "/v/w", "/pf/d", "/pl/d"} {
 				if err := sb.ResetDir(ctx, dir, 0o777, files); err != nil {
 					t.Fatalf("ResetDir %s: %v", dir, err)
 				}
-				out := run(t, sb, ExecRequest{Cmd: "stat -c '%F %a %u' " + dir + " && ls -A " + dir + " && cat /keep/k", User: "root"})
+				out := run(t, sb, ExecRequest{Cmd: "stat -c '%F %a %u' " + dir + " && ls -A " + dir + " && ls -A /keep", User: "root"})
 				if got := string(out.Stdout); got != "directory 777 0\nnew.sh\nk\n" {
 					t.Errorf("after ResetDir %s: %q %s", dir, got, out.Stderr)
 				}

@@ -140,7 +140,9 @@ func (i ShellIsolation) ResetDir(ctx context.Context, dir string, mode fs.FileMo
 	if !path.IsAbs(dir) || path.Clean(dir) == "/" {
 		return fmt.Errorf("reset %q: not an absolute directory below /", dir)
 	}
-	cmd := fmt.Sprintf("rm -rf -- %[1]s && mkdir -p -- \"$(dirname -- %[1]s)\" && mkdir -m %#o -- %[1]s && chmod %#o -- %[1]s", shellQuote(path.Clean(dir)), mode.Perm(), mode.Perm())
+	// Parents that are not directories (a symlink, a file) are replaced.
+	cmd := fmt.Sprintf(`p=; for c in $(dirname -- %[1]s | tr '/' ' '); do p="$p/$c"; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -f -- "$p"; fi; [ -d "$p" ] || mkdir -m 755 -- "$p" || exit 1; done
+rm -rf -- %[1]s && mkdir -m %#[2]o -- %[1]s && chmod %#[2]o -- %[1]s`, shellQuote(path.Clean(dir)), mode.Perm())
 	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: cmd, User: "root", Timeout: time.Minute})
 	if err != nil {
 		return err

@@ -82,6 +82,8 @@ func TestAdversarialAgents(t *testing.T) {
 			"mkdir -p /tests && cp /tmp/.otcurate-tests-1/conftest.sh /tests/\n"},
 		{name: "/logs made a symlink", solve: wrong +
 			"mkdir -p /tmp/fake/verifier && echo 1 > /tmp/fake/verifier/reward.txt && rm -rf /logs && ln -s /tmp/fake /logs\n"},
+		{name: "/logs made a file", solve: wrong + "rm -rf /logs && echo 1 > /logs\n"},
+		{name: "/tests made a symlink to the answer", solve: wrong + "rm -rf /tests && ln -s /app /tests\n"},
 		// The reward path mangled before the verifier runs.
 		{name: "reward path left a directory", solve: wrong + "mkdir -p /logs/verifier/reward.txt\n"},
 		{name: "reward path left a FIFO", solve: wrong + "mkfifo /logs/verifier/reward.txt\n"},
