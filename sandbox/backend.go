@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -105,6 +106,34 @@ type Sandbox interface {
 	// Stop kills and removes the sandbox. It is idempotent and works even
 	// when ctx is already cancelled.
 	Stop(ctx context.Context) error
+
+	// The verifier's isolation from the agent: what each backend
+	// guarantees is documented on ShellIsolation.
+
+	// KillAll kills every process in the sandbox that was not running
+	// when Start returned: after it returns nil, nothing an agent started
+	// (daemonised, forking, renamed or not) is alive, while the sandbox's
+	// init, its main process and the services its entrypoint started
+	// are. A sandbox whose main process is gone is a *ExitedError.
+	KillAll(ctx context.Context) error
+	// ReadFile reads the regular file at path without following a
+	// symlink in any component and without opening anything that is not
+	// a regular file (a FIFO or device is never opened): such a path is
+	// ErrNotRegular, a missing one ErrNotFound. At most max bytes are
+	// returned (max <= 0: DefaultMaxOutput): the first ones, or the last
+	// ones when tail is set.
+	ReadFile(ctx context.Context, path string, max int64, tail bool) ([]byte, error)
+	// ResetDir removes whatever is at dir (a tree, file, symlink or
+	// device: never followed), creates dir afresh with mode, owned by
+	// root, failing if something reappears there, and writes files into
+	// it like Upload. Parents of dir are created when missing, and
+	// replaced by directories when they are not (a symlink, a file).
+	ResetDir(ctx context.Context, dir string, mode fs.FileMode, files []bundle.Entry) error
+	// NetAttempts is a counter of the sandbox's network attempts that
+	// cannot work offline (a connection with no route, a name lookup
+	// with no resolver); it only grows. ok is false when the backend
+	// cannot observe it.
+	NetAttempts(ctx context.Context) (n uint64, ok bool, err error)
 }
 
 // TerminalSpec describes an interactive process on a pseudo-terminal.
@@ -175,6 +204,29 @@ type GCReport struct {
 
 // ErrNotFound is returned by Download for a missing file.
 var ErrNotFound = errors.New("file not found in sandbox")
+
+// ErrNotRegular is returned by ReadFile for a path that is not a regular
+// file reached without symlinks (a directory, symlink, FIFO, socket or
+// device).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ExitedError is an error of a sandbox whose main process stopped while it
+// was in use, with the engine answering: something inside the sandbox
+// (the agent, the verifier, the memory limit) ended it, not the machine.
+type ExitedError struct {
+	ExitCode  int
+	OOMKilled bool
+	Err       error
+}
+
+func (e *ExitedError) Error() string {
+	if e.OOMKilled {
+		return fmt.Sprintf("the sandbox stopped: killed by the OOM killer (exit code %d)", e.ExitCode)
+	}
+	return fmt.Sprintf("the sandbox stopped: its main process exited with code %d", e.ExitCode)
+}
+
+func (e *ExitedError) Unwrap() error { return e.Err }
 
 // BuildError is a task defect: the environment does not build.
 type BuildError struct {

@@ -74,19 +74,3 @@ func TestOutcomeClasses(t *testing.T) {
 		t.Error("scored is neither")
 	}
 }
-
-func TestParseFrame(t *testing.T) {
-	out := "noise\n@@otcurate rc 3\n@@otcurate file reward.txt\nMQo=\n@@otcurate tail\naGVsbG8=\n@@otcurate end\n"
-	rep, ok := parseFrame([]byte(out))
-	if !ok || rep.exit != 3 || string(rep.txt) != "1\n" || !rep.hasTxt || rep.hasJSON || rep.tail != "hello" {
-		t.Fatalf("parseFrame = %+v, %v", rep, ok)
-	}
-	for _, bad := range []string{
-		"", "@@otcurate rc 0\n@@otcurate tail\n", // no end marker: killed mid-frame
-		"@@otcurate rc 0\n@@otcurate file reward.txt\n!!!\n@@otcurate tail\n\n@@otcurate end\n", // not base64
-	} {
-		if _, ok := parseFrame([]byte(bad)); ok {
-			t.Errorf("accepted incomplete frame %q", bad)
-		}
-	}
-}

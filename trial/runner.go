@@ -3,12 +3,10 @@ package trial
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -174,8 +172,6 @@ type Result struct {
 type Runner struct {
 	Backend sandbox.Backend
 	Logger  *slog.Logger
-
-	seq atomic.Int64 // staging directory names
 }
 
 const logTail = 8 << 10
@@ -370,6 +366,9 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	act, err := actor.Act(ctx, sb, t)
 	d.Solve = since(t0)
 	if err != nil {
+		if sandbox.IsExited(err) { // the agent stopped its own sandbox
+			return stoppedResults(t, o, repeats, first, *d, act, err), nil
+		}
 		return nil, err
 	}
 	if act.Unavailable != nil {
@@ -385,6 +384,9 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		t0 = time.Now()
 		res, err := r.verify(ctx, sb, t, o)
 		if err != nil {
+			if sandbox.IsExited(err) {
+				return append(results, stoppedResults(t, o, repeats-i, first+i, *d, act, err)...), nil
+			}
 			return nil, err
 		}
 		verifier := res.Durations.Verifier
@@ -403,6 +405,19 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		}
 	}
 	return results, nil
+}
+
+// stoppedResults scores 0 the repeats of a sandbox that stopped after
+// Start with the engine answering: the agent (or what it left behind)
+// ended it, which must never look like an infrastructure failure.
+func stoppedResults(t *Task, o Options, repeats, first int, d Durations, act ActReport, err error) []Result {
+	res := fill(t, o, repeats, first, Scored, "scored 0: "+err.Error())
+	for i := range res {
+		zero := 0.0
+		res[i].Reward, res[i].Durations, res[i].Sandboxes = &zero, d, 1
+		res[i].SolveExit, res[i].Trajectory = act.Exit, act.Trajectory
+	}
+	return res
 }
 
 func sameResult(a, b Result) bool {
@@ -463,14 +478,17 @@ func runScript(path string, b *bundle.Bundle, member string) string {
 
 // verify runs the verifier once on the current state and classifies it.
 //
-// It costs three engine round trips: upload tests/ to a staging directory,
-// one root exec that swaps it in as /tests and empties /logs/verifier (so
-// no earlier run and no agent can leave a reward behind), and one exec as
-// the verifier user that runs test.sh and then reports the reward files
-// and the log tail in a framed, base64 form on its own stdout (test.sh's
-// output goes to /logs/verifier/test-stdout.txt, never to that stream).
-// When the frame is missing (a timeout killed the exec) the files are
-// fetched one by one instead.
+// Nothing the agent left behind decides how the result is read. First
+// every process the agent started is killed (sb.KillAll, from outside the
+// sandbox where the backend can), so nothing runs alongside test.sh. Then
+// /logs/verifier and /tests are removed and created afresh (never merged
+// into, never through a symlink) with the task's tests/ in /tests. After
+// test.sh (run as the verifier user) every process is killed again, and
+// the reward files and the log tail are read host-side where the backend
+// can (sb.ReadFile: no symlink followed, nothing but a regular file
+// opened): a reward path the sandbox turned into a directory, symlink,
+// FIFO or device reads as reward 0. The network verdict needs evidence
+// (sb.NetAttempts), not just words in the output.
 func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Options) (Result, error) {
 	cfg := t.Info.Config
 	var res Result
@@ -478,129 +496,151 @@ func (r *Runner) verify(ctx context.Context, sb sandbox.Sandbox, t *Task, o Opti
 	if err != nil {
 		return res, err
 	}
-	staging := fmt.Sprintf("/tmp/.otcurate-tests-%d", r.seq.Add(1))
-	if err := sb.Upload(ctx, staging, tests); err != nil {
+	script := "/" + t.Info.TestScript
+	if err := sb.KillAll(ctx); err != nil {
 		return res, err
 	}
-	script := "/" + t.Info.TestScript
-	prep := fmt.Sprintf("rm -rf /tests /logs/verifier && mv %s /tests && mkdir -p /logs/verifier && chmod 777 /logs/verifier && chmod -R a+rX /tests && chmod +x %s", staging, script)
-	if p, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: prep, User: "root", Timeout: time.Minute}); err != nil {
+	net0, netOK, err := sb.NetAttempts(ctx)
+	if err != nil {
 		return res, err
-	} else if p.ExitCode != 0 {
-		return res, fmt.Errorf("preparing /tests: exit %d: %s", p.ExitCode, tail(string(p.Stderr)))
+	}
+	if err := sb.ResetDir(ctx, "/logs/verifier", 0o777, nil); err != nil {
+		return res, err
+	}
+	if err := sb.ResetDir(ctx, "/tests", 0o755, readableTests(tests, strings.TrimPrefix(t.Info.TestScript, "tests/"))); err != nil {
+		return res, err
 	}
 	timeout := seconds(cfg.Verifier.TimeoutSec)
 	if o.VerifierTimeoutCap > 0 && timeout > o.VerifierTimeoutCap {
 		timeout = o.VerifierTimeoutCap
 	}
 	run, err := sb.Exec(ctx, sandbox.ExecRequest{
-		Cmd:       runScript(script, t.Bundle, t.Info.TestScript) + " > /logs/verifier/test-stdout.txt 2>&1" + reportFrame,
+		Cmd:       runScript(script, t.Bundle, t.Info.TestScript) + " > /logs/verifier/test-stdout.txt 2>&1",
 		User:      cfg.Verifier.User,
 		Env:       cfg.Verifier.Env,
 		Timeout:   timeout,
-		MaxOutput: 1 << 20,
+		MaxOutput: 4 << 10,
 	})
 	if err != nil {
 		return res, err
 	}
 	res.Durations.Verifier = run.Duration.Seconds()
-	rep, framed := parseFrame(run.Stdout)
-	if framed {
-		res.VerifierExit = &rep.exit
-	} else {
-		code := run.ExitCode
-		res.VerifierExit = &code
-		if rep, err = fetchReport(ctx, sb); err != nil {
-			return res, err
-		}
+	code := run.ExitCode
+	res.VerifierExit = &code
+	if err := sb.KillAll(ctx); err != nil { // nothing writes while the result is read
+		return res, err
+	}
+	rep, err := readReport(ctx, sb)
+	if err != nil {
+		return res, err
 	}
 	res.Log = rep.tail
+	res.Warnings = append(res.Warnings, rep.warnings...)
 	if run.TimedOut {
 		res.Outcome, res.Detail = VerifierTimeout, fmt.Sprintf("test.sh exceeded the verifier timeout (%s)", timeout)
 		return res, nil
 	}
+	if len(rep.mangled) > 0 {
+		zero := 0.0
+		res.Outcome, res.Reward = Scored, &zero
+		res.Detail = "scored 0: " + strings.Join(rep.mangled, "; ")
+		return res, nil
+	}
 	offline := !o.AllowNetwork || cfg.Environment.NetworkMode == "no-network"
 	if offline && looksOffline(res.Log) {
-		res.Outcome = VerifierNeedsNetwork
-		res.Detail = "the verifier tried to reach the network, which the sandbox does not have; its reward (if any) is not trusted"
-		return res, nil
+		net1, ok, err := sb.NetAttempts(ctx)
+		if err != nil {
+			return res, err
+		}
+		attempted := netOK && ok && net1 > net0
+		if attempted && o.Actor == nil {
+			res.Outcome = VerifierNeedsNetwork
+			res.Detail = fmt.Sprintf("the verifier tried to reach the network (%d unroutable packets), which the sandbox does not have; its reward (if any) is not trusted", net1-net0)
+			return res, nil
+		}
+		res.Warnings = append(res.Warnings, networkWarning(netOK && ok, attempted))
 	}
 	classifyReward(&res, rep.txt, rep.hasTxt, rep.json, rep.hasJSON)
 	return res, nil
 }
 
+// networkWarning explains why output that mentions a network failure did
+// not make the run verifier_needs_network.
+func networkWarning(observed, attempted bool) string {
+	switch {
+	case attempted:
+		return "the verifier's output mentions a network failure and the sandbox tried to connect, but under this agent the attempt may be the agent's own code: the reward stands"
+	case observed:
+		return "the verifier's output mentions a network failure, but the sandbox made no connection attempt: the reward stands"
+	}
+	return "the verifier's output mentions a network failure; this backend cannot observe connection attempts, so the reward stands"
+}
+
+// readableTests is tests/ as the verifier sees it in /tests: readable by
+// everyone, directories and already-executable files executable by
+// everyone (chmod -R a+rX), and the test script executable.
+func readableTests(tests []bundle.Entry, script string) []bundle.Entry {
+	out := make([]bundle.Entry, len(tests))
+	for i, e := range tests {
+		if e.Kind == bundle.KindDir || e.Kind == bundle.KindFile {
+			e.Mode |= 0o444
+			if e.Kind == bundle.KindDir || e.Mode&0o111 != 0 || e.Name == script {
+				e.Mode |= 0o111
+			}
+		}
+		out[i] = e
+	}
+	return out
+}
+
 // report is what verify reads back after test.sh.
 type report struct {
-	exit            int
 	txt, json       []byte
 	hasTxt, hasJSON bool
 	tail            string
+	// mangled names reward paths that exist but are not regular files
+	// (a directory, symlink, FIFO or device): the run scores 0.
+	mangled  []string
+	warnings []string
 }
 
-// reportFrame is appended to the verifier command: after test.sh, print
-// its exit code, each reward file and the log tail, base64-encoded between
-// markers, on the exec's stdout.
-// Without base64 in the image no frame is printed and verify falls back.
-const reportFrame = `; __rc=$?; command -v base64 >/dev/null 2>&1 || exit "$__rc"; printf '\n@@otcurate rc %d\n' "$__rc"; ` +
-	`for __f in reward.txt reward.json; do if [ -f "/logs/verifier/$__f" ]; then printf '@@otcurate file %s\n' "$__f"; head -c 65536 "/logs/verifier/$__f" | base64 -w0; printf '\n'; fi; done; ` +
-	`printf '@@otcurate tail\n'; tail -c 8192 /logs/verifier/test-stdout.txt 2>/dev/null | base64 -w0; printf '\n@@otcurate end\n'`
+// Reward and log paths.
+const (
+	rewardTxt  = "/logs/verifier/reward.txt"
+	rewardJSON = "/logs/verifier/reward.json"
+	testStdout = "/logs/verifier/test-stdout.txt"
+)
 
-// parseFrame decodes the report frame; ok is false when it is incomplete.
-func parseFrame(out []byte) (rep report, ok bool) {
-	s := string(out)
-	i := strings.LastIndex(s, "\n@@otcurate rc ")
-	if i < 0 || !strings.HasSuffix(strings.TrimRight(s, "\n"), "@@otcurate end") {
-		return rep, false
-	}
-	lines := strings.Split(s[i+1:], "\n")
-	if _, err := fmt.Sscanf(lines[0], "@@otcurate rc %d", &rep.exit); err != nil {
-		return rep, false
-	}
-	for j := 1; j+1 < len(lines); j++ {
-		var data []byte
-		var err error
-		switch line := lines[j]; {
-		case strings.HasPrefix(line, "@@otcurate file "):
-			if data, err = base64.StdEncoding.DecodeString(lines[j+1]); err != nil {
-				return rep, false
-			}
-			switch strings.TrimPrefix(line, "@@otcurate file ") {
-			case "reward.txt":
-				rep.txt, rep.hasTxt = data, true
-			case "reward.json":
-				rep.json, rep.hasJSON = data, true
-			}
-			j++
-		case line == "@@otcurate tail":
-			if data, err = base64.StdEncoding.DecodeString(lines[j+1]); err != nil {
-				return rep, false
-			}
-			rep.tail = string(data)
-			j++
-		}
-	}
-	return rep, true
-}
-
-// fetchReport reads the reward files and the log tail with separate calls
-// (after a timeout killed the framed command).
-func fetchReport(ctx context.Context, sb sandbox.Sandbox) (report, error) {
+// readReport reads the reward files and the log tail with sb.ReadFile.
+func readReport(ctx context.Context, sb sandbox.Sandbox) (report, error) {
 	var rep report
-	out, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: fmt.Sprintf("tail -c %d /logs/verifier/test-stdout.txt 2>/dev/null", logTail), User: "root", Timeout: time.Minute})
-	if err != nil {
+	read := func(p string, max int64, tail bool) ([]byte, bool, error) {
+		data, err := sb.ReadFile(ctx, p, max, tail)
+		switch {
+		case err == nil:
+			return data, true, nil
+		case errors.Is(err, sandbox.ErrNotFound):
+			return nil, false, nil
+		case errors.Is(err, sandbox.ErrNotRegular):
+			if p == testStdout {
+				rep.warnings = append(rep.warnings, fmt.Sprintf("%s is not a regular file; not read", p))
+			} else {
+				rep.mangled = append(rep.mangled, fmt.Sprintf("%s is not a regular file (%v)", p, err))
+			}
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	var err error
+	if rep.txt, rep.hasTxt, err = read(rewardTxt, 64<<10, false); err != nil {
 		return rep, err
 	}
-	rep.tail = string(out.Stdout)
-	var txtErr, jsErr error
-	rep.txt, txtErr = sb.Download(ctx, "/logs/verifier/reward.txt", 64<<10)
-	rep.json, jsErr = sb.Download(ctx, "/logs/verifier/reward.json", 64<<10)
-	for _, e := range []error{txtErr, jsErr} {
-		if e != nil && !errors.Is(e, sandbox.ErrNotFound) {
-			return rep, e
-		}
+	if rep.json, rep.hasJSON, err = read(rewardJSON, 64<<10, false); err != nil {
+		return rep, err
 	}
-	rep.hasTxt, rep.hasJSON = txtErr == nil, jsErr == nil
-	return rep, nil
+	log, _, err := read(testStdout, logTail, true)
+	rep.tail = string(log)
+	return rep, err
 }
 
 // classifyReward applies the reward-file contract.

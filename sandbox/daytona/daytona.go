@@ -369,6 +369,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 			return nil, err
 		}
 	}
+	s.baseline = s.snapshot(ctx)
 	return s, nil
 }
 
@@ -392,6 +393,8 @@ type daytonaSandbox struct {
 	id      string
 	workdir string
 	toolbox string
+
+	baseline string // the processes KillAll spares (sandbox.ShellSnapshot)
 }
 
 func (s *daytonaSandbox) ID() string { return s.id }

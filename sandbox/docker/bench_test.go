@@ -3,6 +3,7 @@ package docker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -23,7 +24,10 @@ const benchScript = "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.t
 //
 //	api        Start -> Exec(script) -> Stop
 //	api+files  Start -> Upload(/tests/test.sh) -> Exec(bash /tests/test.sh)
-//	           -> Download(reward.txt) -> Stop (the verifier's real sequence)
+//	           -> Download(reward.txt) -> Stop (the verifier's sequence
+//	           before issue 21, one exec fewer than it had)
+//	api+verify Start -> KillAll -> ResetDir x2 -> Exec(test.sh) -> KillAll
+//	           -> ReadFile x3 -> Stop (the verifier's sequence now)
 //	cli        docker run --rm --network none --init IMAGE bash -c script
 //
 // Run with e.g. -bench SandboxRun -benchtime 10x; ratio = api / cli.
@@ -79,6 +83,48 @@ func BenchmarkSandboxRun(b *testing.B) {
 			reward, err := sb.Download(ctx, "/logs/verifier/reward.txt", 64)
 			if err != nil || strings.TrimSpace(string(reward)) != "1" {
 				b.Fatalf("reward %q: %v", reward, err)
+			}
+			if err := sb.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	// The trial runner's verify sequence since issue 21: the agent's
+	// processes killed, /logs/verifier and /tests reset, test.sh run, the
+	// processes killed again, the reward files and log tail read back.
+	b.Run("api+verify", func(b *testing.B) {
+		test := []bundle.Entry{{Name: "test.sh", Kind: bundle.KindFile, Mode: 0o755,
+			Data: []byte("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")}}
+		for b.Loop() {
+			sb, err := e.d.Start(ctx, spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := sb.KillAll(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := sb.ResetDir(ctx, "/logs/verifier", 0o777, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := sb.ResetDir(ctx, "/tests", 0o755, test); err != nil {
+				b.Fatal(err)
+			}
+			if res, err := sb.Exec(ctx, ExecRequest{Cmd: "/tests/test.sh > /logs/verifier/test-stdout.txt 2>&1"}); err != nil || res.ExitCode != 0 {
+				b.Fatalf("exec: %+v %v", res, err)
+			}
+			if err := sb.KillAll(ctx); err != nil {
+				b.Fatal(err)
+			}
+			reward, err := sb.ReadFile(ctx, "/logs/verifier/reward.txt", 64<<10, false)
+			if err != nil || strings.TrimSpace(string(reward)) != "1" {
+				b.Fatalf("reward %q: %v", reward, err)
+			}
+			if _, err := sb.ReadFile(ctx, "/logs/verifier/reward.json", 64<<10, false); !errors.Is(err, ErrNotFound) {
+				b.Fatalf("reward.json: %v", err)
+			}
+			if _, err := sb.ReadFile(ctx, "/logs/verifier/test-stdout.txt", 8<<10, true); err != nil {
+				b.Fatal(err)
 			}
 			if err := sb.Stop(ctx); err != nil {
 				b.Fatal(err)

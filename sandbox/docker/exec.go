@@ -171,7 +171,10 @@ func (s *dockerSandbox) execError(ctx context.Context, op string, err error) err
 		if exited := s.exitedError(ctx); exited != nil {
 			var he *sandbox.HealthcheckError
 			if errors.As(exited, &he) {
-				return infraError(op, fmt.Errorf("sandbox %s stopped: %v", shortID(s.id), he)) // not %w: no *HealthcheckError after Start
+				// Not %w: no *HealthcheckError after Start. The engine
+				// answered: what ran inside stopped the sandbox.
+				return &ExitedError{ExitCode: he.ExitCode, OOMKilled: strings.Contains(fmt.Sprint(he.Err), "OOM killer"),
+					Err: fmt.Errorf("%s: sandbox %s stopped: %v", op, shortID(s.id), he)}
 			}
 			return exited
 		}

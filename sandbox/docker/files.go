@@ -112,7 +112,7 @@ func (s *dockerSandbox) Download(ctx context.Context, p string, max int64) ([]by
 	return nil, fmt.Errorf("download: too many symlinks from %s", p)
 }
 
-var errNotRegular = errors.New("not a regular file")
+var errNotRegular = ErrNotRegular
 
 // readOneFile reads the first member of a tar stream: its content (at most
 // max bytes) when it is a regular file, its target when it is a symlink.

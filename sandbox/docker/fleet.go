@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -327,6 +328,30 @@ func (s *fleetSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSp
 	t, err := s.Sandbox.OpenTerminal(ctx, spec)
 	s.f.failed(s.e, err)
 	return t, err
+}
+
+func (s *fleetSandbox) KillAll(ctx context.Context) error {
+	err := s.Sandbox.KillAll(ctx)
+	s.f.failed(s.e, err)
+	return err
+}
+
+func (s *fleetSandbox) ReadFile(ctx context.Context, path string, max int64, tail bool) ([]byte, error) {
+	b, err := s.Sandbox.ReadFile(ctx, path, max, tail)
+	s.f.failed(s.e, err)
+	return b, err
+}
+
+func (s *fleetSandbox) ResetDir(ctx context.Context, dir string, mode fs.FileMode, files []bundle.Entry) error {
+	err := s.Sandbox.ResetDir(ctx, dir, mode, files)
+	s.f.failed(s.e, err)
+	return err
+}
+
+func (s *fleetSandbox) NetAttempts(ctx context.Context) (uint64, bool, error) {
+	n, ok, err := s.Sandbox.NetAttempts(ctx)
+	s.f.failed(s.e, err)
+	return n, ok, err
 }
 
 func (s *fleetSandbox) Stop(ctx context.Context) error {

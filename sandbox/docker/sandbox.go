@@ -42,6 +42,14 @@ type dockerSandbox struct {
 	// exited is closed when the container's main process exits (watched
 	// from before the start, so a fast exit is not missed).
 	exited chan struct{}
+
+	// What KillAll spares (docker_isolation.go): the processes of the
+	// container's cgroup when Start returned (direct mode), or their
+	// ShellSnapshot.
+	cgroup        *cgroupDirs
+	baseline      map[procID]bool
+	mainProc      procID // the init's child: gone means the sandbox ends
+	shellBaseline string
 }
 
 var _ sandbox.Sandbox = (*dockerSandbox)(nil)
@@ -71,7 +79,11 @@ func (d *Engine) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.San
 		d.log.Warn("engine warning on create", "container", shortID(created.ID), "warning", w)
 	}
 	sb := &dockerSandbox{d: d, id: created.ID, exited: make(chan struct{})}
-	if err := sb.boot(ctx, spec, facts); err != nil {
+	err = sb.boot(ctx, spec, facts)
+	if err == nil {
+		err = sb.recordBaseline(ctx)
+	}
+	if err != nil {
 		if stopErr := sb.Stop(ctx); stopErr != nil {
 			d.log.Warn("cannot remove a sandbox that failed to start", "container", shortID(sb.id), "err", stopErr)
 		}

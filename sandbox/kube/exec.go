@@ -42,6 +42,8 @@ type podSandbox struct {
 	mu        sync.Mutex
 	stopped   bool
 	terminals []*podTerminal
+
+	baseline string // the processes KillAll spares (sandbox.ShellSnapshot)
 }
 
 var _ sandbox.Sandbox = (*podSandbox)(nil)

@@ -53,6 +53,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		}
 		return nil, err
 	}
+	s.baseline = s.snapshot(ctx)
 	b.log.Debug("sandbox started", "pod", s.name, "image", spec.Image.Ref)
 	return s, nil
 }

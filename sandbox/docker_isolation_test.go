@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/otcurate/otcurate/bundle"
+)
+
+// TestIsolation: KillAll, ReadFile, ResetDir and NetAttempts on both Docker
+// paths (host-side, and the shell fallback of a remote engine).
+func TestIsolation(t *testing.T) {
+	e := needDocker(t)
+	ctx := context.Background()
+	engine, err := NewDocker(ctx, DockerOptions{RunID: testRunID, EngineFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+	backends := map[string]*Docker{"engine": engine}
+	if e.d.direct() {
+		backends["direct"] = e.d
+	}
+	for name, d := range backends {
+		t.Run(name, func(t *testing.T) {
+			sb := start(t, d, StartSpec{Image: sharedImage(t)})
+			// A service up before Start returned survives KillAll.
+			ps := func() string {
+				return string(run(t, sb, ExecRequest{Cmd: `for d in /proc/[0-9]*; do [ "${d##*/}" = $$ ] || tr '\0' ' ' < $d/cmdline 2>/dev/null; echo; done`, User: "root"}).Stdout)
+			}
+			before := ps()
+			// A daemon without the exec marker, renamed, that forks
+			// continuously, and a stopped process.
+			run(t, sb, ExecRequest{Cmd: `env -i setsid nohup bash -c 'exec -a kworker/agent bash -c "while :; do (sleep 77 &); done"' >/dev/null 2>&1 &
+sleep 78 & kill -STOP $!; sleep 0.5`})
+			if got := ps(); !strings.Contains(got, "sleep 77") || !strings.Contains(got, "sleep 78") {
+				t.Fatalf("the agent's processes did not start:\n%s", got)
+			}
+			if err := sb.KillAll(ctx); err != nil {
+				t.Fatalf("KillAll: %v", err)
+			}
+			after := ps()
+			if strings.Contains(after, "sleep 7") || strings.Contains(after, "kworker") {
+				t.Errorf("processes survive KillAll:\n%s", after)
+			}
+			if !strings.Contains(after, "sleep infinity") {
+				t.Errorf("KillAll killed the main process:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+
+			// ReadFile: only regular files reached without symlinks.
+			run(t, sb, ExecRequest{Cmd: `mkdir -p /r/dir && printf 0123456789 > /r/file && mkfifo /r/fifo && mknod /r/dev c 1 5 &&
+ln -s /r/file /r/link && ln -s /r /rl`, User: "root"})
+			for p, want := range map[string]error{"/r/dir": ErrNotRegular, "/r/fifo": ErrNotRegular, "/r/dev": ErrNotRegular,
+				"/r/link": ErrNotRegular, "/rl/file": ErrNotRegular, "/r/missing": ErrNotFound} {
+				if _, err := sb.ReadFile(ctx, p, 100, false); !errors.Is(err, want) {
+					t.Errorf("ReadFile %s: %v, want %v", p, err, want)
+				}
+			}
+			if got, err := sb.ReadFile(ctx, "/r/file", 4, false); err != nil || string(got) != "0123" {
+				t.Errorf("ReadFile head = %q, %v", got, err)
+			}
+			if got, err := sb.ReadFile(ctx, "/r/file", 4, true); err != nil || string(got) != "6789" {
+				t.Errorf("ReadFile tail = %q, %v", got, err)
+			}
+
+			// ResetDir: a tree, a symlink in it and a symlink in its
+			// place are removed, never followed.
+			run(t, sb, ExecRequest{Cmd: `mkdir -p /keep /t/a/b && echo k > /keep/k && echo old > /t/a/b/old && ln -s /keep /t/a/esc && ln -s /keep /u`, User: "root"})
+			files := []bundle.Entry{{Name: "new.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte("x")}}
+			// Parents that are a file or a symlink are replaced, not
+			// followed or failed on.
+			run(t, sb, ExecRequest{Cmd: `touch /pf && ln -s /keep /pl`, User: "root"})
+			for _, dir := range []string{"/t", "/u", "/v/w", "/pf/d", "/pl/d"} {
+				if err := sb.ResetDir(ctx, dir, 0o777, files); err != nil {
+					t.Fatalf("ResetDir %s: %v", dir, err)
+				}
+				out := run(t, sb, ExecRequest{Cmd: "stat -c '%F %a %u' " + dir + " && ls -A " + dir + " && ls -A /keep", User: "root"})
+				if got := string(out.Stdout); got != "directory 777 0\nnew.sh\nk\n" {
+					t.Errorf("after ResetDir %s: %q %s", dir, got, out.Stderr)
+				}
+			}
+			if err := sb.ResetDir(ctx, "/", 0o755, nil); err == nil {
+				t.Error("ResetDir / accepted")
+			}
+
+			// NetAttempts: a name lookup without a network is an attempt.
+			n0, ok, err := sb.NetAttempts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, sb, ExecRequest{Cmd: "getent hosts example.com; true"})
+			n1, ok1, err := sb.NetAttempts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != (name == "direct") || ok1 != ok || (ok && n1 <= n0) {
+				t.Errorf("NetAttempts %d (%v) -> %d (%v)", n0, ok, n1, ok1)
+			}
+		})
+	}
+}
+
+// TestKillAllExited: a sandbox whose main process the agent killed is an
+// *ExitedError, not an infrastructure failure.
+func TestKillAllExited(t *testing.T) {
+	e := needDocker(t)
+	sb := start(t, e.d, StartSpec{Image: sharedImage(t)})
+	run(t, sb, ExecRequest{Cmd: "kill -9 -1", User: "root"})
+	err := sb.KillAll(context.Background())
+	var ee *ExitedError
+	if !errors.As(err, &ee) || IsInfra(err) {
+		t.Fatalf("KillAll after kill -9 -1: %v (%T), want an *ExitedError", err, err)
+	}
+}
+
+// TestSnmpField reads counters by header name, not position.
+func TestSnmpField(t *testing.T) {
+	const snmp = "Ip: Forwarding DefaultTTL OutNoRoutes\nIp: 1 64 7\nUdp: InDatagrams NoPorts\nUdp: 3 4\n"
+	for _, tc := range []struct {
+		prefix, name string
+		want         uint64
+		ok           bool
+	}{
+		{"Ip:", "OutNoRoutes", 7, true},
+		{"Udp:", "NoPorts", 4, true},
+		{"Udp:", "OutNoRoutes", 0, false},
+		{"Tcp:", "NoPorts", 0, false},
+	} {
+		if got, ok := snmpField(snmp, tc.prefix, tc.name); got != tc.want || ok != tc.ok {
+			t.Errorf("snmpField(%s %s) = %d, %v; want %d, %v", tc.prefix, tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otcurate/otcurate/bundle"
+)
+
+// ShellIsolation implements the verifier-isolation methods of Sandbox
+// (KillAll, ReadFile, ResetDir, NetAttempts) for a backend that can reach
+// a sandbox only by running commands in it: Kubernetes, Daytona, and
+// Docker through an engine on another host.
+//
+// What each mode guarantees:
+//
+// Docker with the engine on this host (the direct mode, see directRoot):
+// KillAll freezes the container's cgroup, kills from the host every
+// process that was not there when Start returned (through a pidfd, after
+// checking the process's start time, so a reused pid is never signalled)
+// and thaws, until none is left, so a process that forks continuously
+// cannot outrun it. ReadFile and ResetDir work below /proc/PID/root with
+// openat2 (no symlink followed; a non-regular file is only ever opened
+// O_PATH and fstat'ed, never read). NetAttempts reads counters of the
+// container's network namespace: unroutable packets and UDP datagrams to
+// a closed local port (a name lookup without a resolver). No program of the image
+// runs for any of it. Remaining gap: code the agent injects (ptrace) into
+// a process that was already running when Start returned survives.
+//
+// ShellIsolation (every other backend) does the same with bash and the
+// coreutils of the image, run as root. It stops a background process
+// but not an agent that replaced bash, rm, head or tail in the image. The
+// design that closes the gap without a host-side view: upload a static
+// helper binary (kill, read, reset) to a fresh random path once the
+// agent's processes are gone, and run it by absolute path instead of the
+// image's shell. NetAttempts is not observable (ok false).
+//
+// In every mode test.sh itself runs through the image's bash and the
+// tools it calls (python3, pytest): an agent that replaced those can
+// still influence the verdict.
+type ShellIsolation struct {
+	// SB runs the commands (its Exec and Upload).
+	SB Sandbox
+	// Baseline is the process list taken by ShellSnapshot when the
+	// sandbox started: those processes survive KillAll.
+	Baseline string
+}
+
+// shellSnapshot prints "PID:STARTTIME" for every process, bash builtins
+// only.
+const shellSnapshot = `for d in /proc/[0-9]*; do st=; read -r st 2>/dev/null < "$d/stat" || continue; read -r -a f <<< "${st##*) }"; printf '%s:%s\n' "${d##*/}" "${f[19]}"; done`
+
+// shellKillAll kills every process but PID 1, itself, its ancestors (the
+// backend's exec wrappers) and the baseline ($1): stopped first, then
+// killed, pass after pass, until none is left.
+const shellKillAll = `base=" $1 "; self=$$; spare=" 1 "
+p=$self
+while [ -n "$p" ] && [ "$p" != 0 ]; do
+  spare+="$p "; st=; read -r st 2>/dev/null < "/proc/$p/stat" || break
+  read -r -a f <<< "${st##*) }"; p=${f[1]}
+done
+for ((pass = 0; pass < 20; pass++)); do
+  victims=()
+  for d in /proc/[0-9]*; do
+    p=${d##*/}
+    case "$spare" in *" $p "*) continue;; esac
+    st=; read -r st 2>/dev/null < "$d/stat" || continue
+    read -r -a f <<< "${st##*) }"
+    [ "${f[0]}" = Z ] && continue
+    case "$base" in *" $p:${f[19]} "*) continue;; esac
+    victims+=("$p")
+  done
+  [ ${#victims[@]} -eq 0 ] && exit 0
+  kill -STOP "${victims[@]}" 2>/dev/null
+  kill -KILL "${victims[@]}" 2>/dev/null
+  sleep 0.05
+done
+exit 1`
+
+// ShellSnapshot lists the sandbox's processes (for ShellIsolation.Baseline).
+func ShellSnapshot(ctx context.Context, sb Sandbox) (string, error) {
+	res, err := sb.Exec(ctx, ExecRequest{Cmd: shellSnapshot, User: "root", Timeout: time.Minute})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(res.Stdout)), nil
+}
+
+// KillAll implements Sandbox.KillAll with a bash loop over /proc.
+func (i ShellIsolation) KillAll(ctx context.Context) error {
+	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: "set -- " + shellQuote(strings.Join(strings.Fields(i.Baseline), " ")) + "\n" + shellKillAll,
+		User: "root", Timeout: time.Minute})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("kill the agent's processes: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return nil
+}
+
+// readCheck exits 3 when $1 is missing, 4 when a component is a symlink
+// or the file is not regular.
+const readCheck = `p=; for c in $(printf '%s' "$1" | tr '/' ' '); do p="$p/$c"; [ -L "$p" ] && exit 4; [ -e "$p" ] || exit 3; done; [ -f "$1" ] || exit 4
+if [ "$2" = tail ]; then tail -c "$3" -- "$1"; else head -c "$3" -- "$1"; fi`
+
+// ReadFile implements Sandbox.ReadFile with test, head and tail.
+func (i ShellIsolation) ReadFile(ctx context.Context, p string, max int64, tail bool) ([]byte, error) {
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	mode := "head"
+	if tail {
+		mode = "tail"
+	}
+	cmd := "set -- " + shellQuote(path.Clean(p)) + " " + mode + " " + strconv.FormatInt(max, 10) + "\n" + readCheck
+	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: cmd, User: "root", Timeout: time.Minute, MaxOutput: int(max)})
+	if err != nil {
+		return nil, err
+	}
+	switch res.ExitCode {
+	case 0:
+		return res.Stdout, nil
+	case 3:
+		return nil, fmt.Errorf("read %s: %w", p, ErrNotFound)
+	case 4:
+		return nil, fmt.Errorf("read %s: %w", p, ErrNotRegular)
+	}
+	return nil, fmt.Errorf("read %s: exit %d: %s", p, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+}
+
+// ResetDir implements Sandbox.ResetDir with rm and mkdir, then Upload.
+func (i ShellIsolation) ResetDir(ctx context.Context, dir string, mode fs.FileMode, files []bundle.Entry) error {
+	if !path.IsAbs(dir) || path.Clean(dir) == "/" {
+		return fmt.Errorf("reset %q: not an absolute directory below /", dir)
+	}
+	// Parents that are not directories (a symlink, a file) are replaced.
+	cmd := fmt.Sprintf(`p=; for c in $(dirname -- %[1]s | tr '/' ' '); do p="$p/$c"; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -f -- "$p"; fi; [ -d "$p" ] || mkdir -m 755 -- "$p" || exit 1; done
+rm -rf -- %[1]s && mkdir -m %#[2]o -- %[1]s && chmod %#[2]o -- %[1]s`, shellQuote(path.Clean(dir)), mode.Perm())
+	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: cmd, User: "root", Timeout: time.Minute})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("reset %s: exit %d: %s", dir, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return i.SB.Upload(ctx, dir, files)
+}
+
+// NetAttempts implements Sandbox.NetAttempts: not observable here.
+func (ShellIsolation) NetAttempts(context.Context) (uint64, bool, error) { return 0, false, nil }
+
+// IsExited reports whether err says the sandbox's main process stopped
+// (an *ExitedError).
+func IsExited(err error) bool {
+	var ee *ExitedError
+	return errors.As(err, &ee)
+}
