@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"sort"
+	"strings"
 )
 
 // DefaultMaxOutput is the number of bytes an exec keeps per stream when
@@ -60,4 +61,10 @@ func EnvList(env map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ShellQuote quotes s as one word for bash (single quotes, embedded ones
+// escaped), for commands a backend builds around paths and values.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

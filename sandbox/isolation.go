@@ -94,7 +94,7 @@ func ShellSnapshot(ctx context.Context, sb Sandbox) (string, error) {
 
 // KillAll implements Sandbox.KillAll with a bash loop over /proc.
 func (i ShellIsolation) KillAll(ctx context.Context) error {
-	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: "set -- " + shellQuote(strings.Join(strings.Fields(i.Baseline), " ")) + "\n" + shellKillAll,
+	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: "set -- " + ShellQuote(strings.Join(strings.Fields(i.Baseline), " ")) + "\n" + shellKillAll,
 		User: "root", Timeout: time.Minute})
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func (i ShellIsolation) ReadFile(ctx context.Context, p string, max int64, tail 
 	if tail {
 		mode = "tail"
 	}
-	cmd := "set -- " + shellQuote(path.Clean(p)) + " " + mode + " " + strconv.FormatInt(max, 10) + "\n" + readCheck
+	cmd := "set -- " + ShellQuote(path.Clean(p)) + " " + mode + " " + strconv.FormatInt(max, 10) + "\n" + readCheck
 	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: cmd, User: "root", Timeout: time.Minute, MaxOutput: int(max)})
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (i ShellIsolation) ResetDir(ctx context.Context, dir string, mode fs.FileMo
 	}
 	// Parents that are not directories (a symlink, a file) are replaced.
 	cmd := fmt.Sprintf(`p=; for c in $(dirname -- %[1]s | tr '/' ' '); do p="$p/$c"; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -f -- "$p"; fi; [ -d "$p" ] || mkdir -m 755 -- "$p" || exit 1; done
-rm -rf -- %[1]s && mkdir -m %#[2]o -- %[1]s && chmod %#[2]o -- %[1]s`, shellQuote(path.Clean(dir)), mode.Perm())
+rm -rf -- %[1]s && mkdir -m %#[2]o -- %[1]s && chmod %#[2]o -- %[1]s`, ShellQuote(path.Clean(dir)), mode.Perm())
 	res, err := i.SB.Exec(ctx, ExecRequest{Cmd: cmd, User: "root", Timeout: time.Minute})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package trial_test
 
 import (
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"os"
 	"strings"
 	"testing"
@@ -51,7 +52,10 @@ func TestAdversarialAgents(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the verifier is isolated from the host side only when this process is root on the engine's host")
 	}
-	b, runID := engine(t)
+	// The real engine: the guarantees under test are Docker's direct
+	// mode's (the fake backend isolates nothing; see sandbox.ShellIsolation).
+	d, runID := sandboxtest.Engine(t, "test-adversary-")
+	b := &countingBackend{Backend: d}
 	cases := []struct {
 		name, solve string
 		// taskSide allows an outcome that blames the task instead of a

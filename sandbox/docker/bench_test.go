@@ -110,7 +110,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 			if err := sb.ResetDir(ctx, "/tests", 0o755, test); err != nil {
 				b.Fatal(err)
 			}
-			if res, err := sb.Exec(ctx, ExecRequest{Cmd: "/tests/test.sh > /logs/verifier/test-stdout.txt 2>&1"}); err != nil || res.ExitCode != 0 {
+			if res, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "/tests/test.sh > /logs/verifier/test-stdout.txt 2>&1"}); err != nil || res.ExitCode != 0 {
 				b.Fatalf("exec: %+v %v", res, err)
 			}
 			if err := sb.KillAll(ctx); err != nil {
@@ -120,7 +120,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 			if err != nil || strings.TrimSpace(string(reward)) != "1" {
 				b.Fatalf("reward %q: %v", reward, err)
 			}
-			if _, err := sb.ReadFile(ctx, "/logs/verifier/reward.json", 64<<10, false); !errors.Is(err, ErrNotFound) {
+			if _, err := sb.ReadFile(ctx, "/logs/verifier/reward.json", 64<<10, false); !errors.Is(err, sandbox.ErrNotFound) {
 				b.Fatalf("reward.json: %v", err)
 			}
 			if _, err := sb.ReadFile(ctx, "/logs/verifier/test-stdout.txt", 8<<10, true); err != nil {

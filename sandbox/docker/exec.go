@@ -173,7 +173,7 @@ func (s *dockerSandbox) execError(ctx context.Context, op string, err error) err
 			if errors.As(exited, &he) {
 				// Not %w: no *HealthcheckError after Start. The engine
 				// answered: what ran inside stopped the sandbox.
-				return &ExitedError{ExitCode: he.ExitCode, OOMKilled: strings.Contains(fmt.Sprint(he.Err), "OOM killer"),
+				return &sandbox.ExitedError{ExitCode: he.ExitCode, OOMKilled: strings.Contains(fmt.Sprint(he.Err), "OOM killer"),
 					Err: fmt.Errorf("%s: sandbox %s stopped: %v", op, shortID(s.id), he)}
 			}
 			return exited

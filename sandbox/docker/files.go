@@ -60,7 +60,7 @@ func (s *dockerSandbox) ensureDir(ctx context.Context, dir string) error {
 	if !cerrdefs.IsNotFound(err) || isNoSuchContainer(err) {
 		return engineError(ctx, "stat "+dir, err)
 	}
-	res, err := s.Exec(ctx, sandbox.ExecRequest{Cmd: "mkdir -p -- " + shellQuote(dir), User: "root", Timeout: time.Minute})
+	res, err := s.Exec(ctx, sandbox.ExecRequest{Cmd: "mkdir -p -- " + sandbox.ShellQuote(dir), User: "root", Timeout: time.Minute})
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (s *dockerSandbox) Download(ctx context.Context, p string, max int64) ([]by
 	return nil, fmt.Errorf("download: too many symlinks from %s", p)
 }
 
-var errNotRegular = ErrNotRegular
+var errNotRegular = sandbox.ErrNotRegular
 
 // readOneFile reads the first member of a tar stream: its content (at most
 // max bytes) when it is a regular file, its target when it is a symlink.
@@ -135,6 +135,3 @@ func readOneFile(r io.Reader, max int64) (data []byte, link string, err error) {
 }
 
 // shellQuote quotes s for bash.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

@@ -45,7 +45,7 @@ type dockerSandbox struct {
 
 	// What KillAll spares (docker_isolation.go): the processes of the
 	// container's cgroup when Start returned (direct mode), or their
-	// ShellSnapshot.
+	// sandbox.ShellSnapshot.
 	cgroup        *cgroupDirs
 	baseline      map[procID]bool
 	mainProc      procID // the init's child: gone means the sandbox ends

@@ -28,6 +28,12 @@ type fakeSandbox struct {
 	env []string // image ENV with the StartSpec's laid over it
 	wd  string   // default workdir
 
+	// baseline: the processes running when Start returned (KillAll
+	// spares them); privateNetNS: the sandbox has a network namespace of
+	// its own (NetAttempts can count its attempts).
+	baseline     string
+	privateNetNS bool
+
 	mu        sync.Mutex
 	stopped   bool
 	terminals []*terminal
@@ -77,7 +83,12 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		_ = c.remove()
 		return nil, err
 	}
+	s.privateNetNS = !spec.Network || b.privateNet
 	if err := s.boot(ctx, spec); err != nil {
+		_ = s.Stop(ctx)
+		return nil, err
+	}
+	if err := s.recordBaseline(ctx); err != nil {
 		_ = s.Stop(ctx)
 		return nil, err
 	}

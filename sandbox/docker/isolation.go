@@ -1,10 +1,11 @@
-package sandbox
+package docker
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/otcurate/otcurate/sandbox"
 	"io"
 	"io/fs"
 	"os"
@@ -19,9 +20,9 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 )
 
-// The verifier-isolation methods of a Docker sandbox (see ShellIsolation
+// The verifier-isolation methods of a Docker sandbox (see sandbox.ShellIsolation
 // for what they guarantee). In the direct mode they work from the host;
-// otherwise they fall back to ShellIsolation.
+// otherwise they fall back to sandbox.ShellIsolation.
 
 // procID names one process for its whole life: a pid and its start time.
 type procID struct {
@@ -46,7 +47,7 @@ func (s *dockerSandbox) recordBaseline(ctx context.Context) error {
 		}
 		s.d.log.Debug("container cgroup not reachable; KillAll runs in the sandbox", "container", shortID(s.id), "err", err)
 	}
-	snap, err := ShellSnapshot(ctx, s)
+	snap, err := sandbox.ShellSnapshot(ctx, s)
 	if err != nil {
 		s.d.log.Warn("cannot list the sandbox's processes; KillAll will spare only PID 1", "container", shortID(s.id), "err", err)
 	}
@@ -80,11 +81,11 @@ func (s *dockerSandbox) waitMain(ctx context.Context, cg *cgroupDirs) ([]procID,
 	}
 }
 
-func (s *dockerSandbox) shell() ShellIsolation {
-	return ShellIsolation{SB: s, Baseline: s.shellBaseline}
+func (s *dockerSandbox) shell() sandbox.ShellIsolation {
+	return sandbox.ShellIsolation{SB: s, Baseline: s.shellBaseline}
 }
 
-// KillAll implements Sandbox.KillAll.
+// KillAll implements sandbox.Sandbox.KillAll.
 func (s *dockerSandbox) KillAll(ctx context.Context) error {
 	if s.isStopped() {
 		return errSandboxStopped
@@ -109,7 +110,7 @@ func (s *dockerSandbox) KillAll(ctx context.Context) error {
 }
 
 // exitedState is called after a host-side operation failed: an
-// *ExitedError when the container no longer runs (its state is given a
+// *sandbox.ExitedError when the container no longer runs (its state is given a
 // few seconds to settle: the operation may have seen the init process go
 // before the engine did), an infrastructure error when the engine does
 // not answer, else nil.
@@ -122,7 +123,7 @@ func (s *dockerSandbox) exitedState(ctx context.Context) error {
 		}
 		st := res.Container.State
 		if st != nil && !st.Running {
-			return &ExitedError{ExitCode: st.ExitCode, OOMKilled: st.OOMKilled}
+			return &sandbox.ExitedError{ExitCode: st.ExitCode, OOMKilled: st.OOMKilled}
 		}
 		if time.Now().After(deadline) {
 			return nil
@@ -136,10 +137,10 @@ func (s *dockerSandbox) exitedState(ctx context.Context) error {
 	}
 }
 
-// ReadFile implements Sandbox.ReadFile.
+// ReadFile implements sandbox.Sandbox.ReadFile.
 func (s *dockerSandbox) ReadFile(ctx context.Context, p string, max int64, tail bool) ([]byte, error) {
 	if max <= 0 {
-		max = DefaultMaxOutput
+		max = sandbox.DefaultMaxOutput
 	}
 	if s.isStopped() {
 		return nil, errSandboxStopped
@@ -156,7 +157,7 @@ func (s *dockerSandbox) ReadFile(ctx context.Context, p string, max int64, tail 
 	return data, err
 }
 
-// ResetDir implements Sandbox.ResetDir.
+// ResetDir implements sandbox.Sandbox.ResetDir.
 func (s *dockerSandbox) ResetDir(ctx context.Context, dir string, mode fs.FileMode, files []bundle.Entry) error {
 	if s.isStopped() {
 		return errSandboxStopped
@@ -173,7 +174,7 @@ func (s *dockerSandbox) ResetDir(ctx context.Context, dir string, mode fs.FileMo
 	return err
 }
 
-// NetAttempts implements Sandbox.NetAttempts.
+// NetAttempts implements sandbox.Sandbox.NetAttempts.
 func (s *dockerSandbox) NetAttempts(ctx context.Context) (uint64, bool, error) {
 	if s.direct == nil {
 		return 0, false, nil
@@ -444,9 +445,9 @@ func (r *directRoot) readRegular(p string, max int64, tail bool) ([]byte, error)
 	}
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return nil, fmt.Errorf("read %s: %w", p, ErrNotFound)
+		return nil, fmt.Errorf("read %s: %w", p, sandbox.ErrNotFound)
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.EXDEV):
-		return nil, fmt.Errorf("read %s: a symlink or non-directory on the path: %w", p, ErrNotRegular)
+		return nil, fmt.Errorf("read %s: a symlink or non-directory on the path: %w", p, sandbox.ErrNotRegular)
 	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
@@ -456,7 +457,7 @@ func (r *directRoot) readRegular(p string, max int64, tail bool) ([]byte, error)
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("read %s: a %s: %w", p, fileType(st.Mode), ErrNotRegular)
+		return nil, fmt.Errorf("read %s: a %s: %w", p, fileType(st.Mode), sandbox.ErrNotRegular)
 	}
 	// Reopen the very inode (now known to be a regular file) for reading.
 	rfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
@@ -617,59 +618,13 @@ func removeAt(parent int, name string) error {
 }
 
 // noRoutes counts the container's network attempts that cannot have
-// worked offline: packets with no route (IPv4 and IPv6 OutNoRoutes: a
-// connection or a query to a configured nameserver) and UDP datagrams to
-// a closed local port (NoPorts: a name lookup with an empty resolv.conf
-// goes to a resolver on 127.0.0.1 that is not there).
+// worked offline (sandbox.NetNamespaceAttempts), after checking that the
+// process is still the container's init.
 func (r *directRoot) noRoutes() (uint64, error) {
 	root, err := r.open()
 	if err != nil {
 		return 0, err
 	}
 	unix.Close(root)
-	proc := "/proc/" + strconv.Itoa(r.pid) + "/net/"
-	v4, err := os.ReadFile(proc + "snmp")
-	if err != nil {
-		return 0, err
-	}
-	routes, ok := snmpField(string(v4), "Ip:", "OutNoRoutes")
-	ports, ok2 := snmpField(string(v4), "Udp:", "NoPorts")
-	if !ok || !ok2 {
-		return 0, errors.New("no Ip OutNoRoutes or Udp NoPorts counter")
-	}
-	n := routes + ports
-	if v6, err := os.ReadFile(proc + "snmp6"); err == nil {
-		for _, line := range strings.Split(string(v6), "\n") {
-			if f := strings.Fields(line); len(f) == 2 && (f[0] == "Ip6OutNoRoutes" || f[0] == "Udp6NoPorts") {
-				if m, err := strconv.ParseUint(f[1], 10, 64); err == nil {
-					n += m
-				}
-			}
-		}
-	}
-	return n, nil
-}
-
-// snmpField reads one counter of /proc/net/snmp: a header line and a value
-// line share the prefix.
-func snmpField(text, prefix, name string) (uint64, bool) {
-	var header []string
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, prefix) {
-			continue
-		}
-		f := strings.Fields(line)
-		if header == nil {
-			header = f
-			continue
-		}
-		for i, h := range header {
-			if h == name && i < len(f) {
-				v, err := strconv.ParseUint(f[i], 10, 64)
-				return v, err == nil
-			}
-		}
-		return 0, false
-	}
-	return 0, false
+	return sandbox.NetNamespaceAttempts(r.pid)
 }

@@ -1,8 +1,9 @@
-package sandbox
+package docker
 
 import (
 	"context"
 	"errors"
+	"github.com/otcurate/otcurate/sandbox"
 	"strings"
 	"testing"
 
@@ -14,26 +15,26 @@ import (
 func TestIsolation(t *testing.T) {
 	e := needDocker(t)
 	ctx := context.Background()
-	engine, err := NewDocker(ctx, DockerOptions{RunID: testRunID, EngineFiles: true})
+	engine, err := New(ctx, Options{RunID: testRunID, EngineFiles: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer engine.Close()
-	backends := map[string]*Docker{"engine": engine}
+	backends := map[string]*Engine{"engine": engine}
 	if e.d.direct() {
 		backends["direct"] = e.d
 	}
 	for name, d := range backends {
 		t.Run(name, func(t *testing.T) {
-			sb := start(t, d, StartSpec{Image: sharedImage(t)})
+			sb := start(t, d, sandbox.StartSpec{Image: sharedImage(t)})
 			// A service up before Start returned survives KillAll.
 			ps := func() string {
-				return string(run(t, sb, ExecRequest{Cmd: `for d in /proc/[0-9]*; do [ "${d##*/}" = $$ ] || tr '\0' ' ' < $d/cmdline 2>/dev/null; echo; done`, User: "root"}).Stdout)
+				return string(run(t, sb, sandbox.ExecRequest{Cmd: `for d in /proc/[0-9]*; do [ "${d##*/}" = $$ ] || tr '\0' ' ' < $d/cmdline 2>/dev/null; echo; done`, User: "root"}).Stdout)
 			}
 			before := ps()
 			// A daemon without the exec marker, renamed, that forks
 			// continuously, and a stopped process.
-			run(t, sb, ExecRequest{Cmd: `env -i setsid nohup bash -c 'exec -a kworker/agent bash -c "while :; do (sleep 77 &); done"' >/dev/null 2>&1 &
+			run(t, sb, sandbox.ExecRequest{Cmd: `env -i setsid nohup bash -c 'exec -a kworker/agent bash -c "while :; do (sleep 77 &); done"' >/dev/null 2>&1 &
 sleep 78 & kill -STOP $!; sleep 0.5`})
 			if got := ps(); !strings.Contains(got, "sleep 77") || !strings.Contains(got, "sleep 78") {
 				t.Fatalf("the agent's processes did not start:\n%s", got)
@@ -50,10 +51,10 @@ sleep 78 & kill -STOP $!; sleep 0.5`})
 			}
 
 			// ReadFile: only regular files reached without symlinks.
-			run(t, sb, ExecRequest{Cmd: `mkdir -p /r/dir && printf 0123456789 > /r/file && mkfifo /r/fifo && mknod /r/dev c 1 5 &&
+			run(t, sb, sandbox.ExecRequest{Cmd: `mkdir -p /r/dir && printf 0123456789 > /r/file && mkfifo /r/fifo && mknod /r/dev c 1 5 &&
 ln -s /r/file /r/link && ln -s /r /rl`, User: "root"})
-			for p, want := range map[string]error{"/r/dir": ErrNotRegular, "/r/fifo": ErrNotRegular, "/r/dev": ErrNotRegular,
-				"/r/link": ErrNotRegular, "/rl/file": ErrNotRegular, "/r/missing": ErrNotFound} {
+			for p, want := range map[string]error{"/r/dir": sandbox.ErrNotRegular, "/r/fifo": sandbox.ErrNotRegular, "/r/dev": sandbox.ErrNotRegular,
+				"/r/link": sandbox.ErrNotRegular, "/rl/file": sandbox.ErrNotRegular, "/r/missing": sandbox.ErrNotFound} {
 				if _, err := sb.ReadFile(ctx, p, 100, false); !errors.Is(err, want) {
 					t.Errorf("ReadFile %s: %v, want %v", p, err, want)
 				}
@@ -67,16 +68,16 @@ ln -s /r/file /r/link && ln -s /r /rl`, User: "root"})
 
 			// ResetDir: a tree, a symlink in it and a symlink in its
 			// place are removed, never followed.
-			run(t, sb, ExecRequest{Cmd: `mkdir -p /keep /t/a/b && echo k > /keep/k && echo old > /t/a/b/old && ln -s /keep /t/a/esc && ln -s /keep /u`, User: "root"})
+			run(t, sb, sandbox.ExecRequest{Cmd: `mkdir -p /keep /t/a/b && echo k > /keep/k && echo old > /t/a/b/old && ln -s /keep /t/a/esc && ln -s /keep /u`, User: "root"})
 			files := []bundle.Entry{{Name: "new.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte("x")}}
 			// Parents that are a file or a symlink are replaced, not
 			// followed or failed on.
-			run(t, sb, ExecRequest{Cmd: `touch /pf && ln -s /keep /pl`, User: "root"})
+			run(t, sb, sandbox.ExecRequest{Cmd: `touch /pf && ln -s /keep /pl`, User: "root"})
 			for _, dir := range []string{"/t", "/u", "/v/w", "/pf/d", "/pl/d"} {
 				if err := sb.ResetDir(ctx, dir, 0o777, files); err != nil {
 					t.Fatalf("ResetDir %s: %v", dir, err)
 				}
-				out := run(t, sb, ExecRequest{Cmd: "stat -c '%F %a %u' " + dir + " && ls -A " + dir + " && ls -A /keep", User: "root"})
+				out := run(t, sb, sandbox.ExecRequest{Cmd: "stat -c '%F %a %u' " + dir + " && ls -A " + dir + " && ls -A /keep", User: "root"})
 				if got := string(out.Stdout); got != "directory 777 0\nnew.sh\nk\n" {
 					t.Errorf("after ResetDir %s: %q %s", dir, got, out.Stderr)
 				}
@@ -90,7 +91,7 @@ ln -s /r/file /r/link && ln -s /r /rl`, User: "root"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			run(t, sb, ExecRequest{Cmd: "getent hosts example.com; true"})
+			run(t, sb, sandbox.ExecRequest{Cmd: "getent hosts example.com; true"})
 			n1, ok1, err := sb.NetAttempts(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -103,33 +104,14 @@ ln -s /r/file /r/link && ln -s /r /rl`, User: "root"})
 }
 
 // TestKillAllExited: a sandbox whose main process the agent killed is an
-// *ExitedError, not an infrastructure failure.
+// *sandbox.ExitedError, not an infrastructure failure.
 func TestKillAllExited(t *testing.T) {
 	e := needDocker(t)
-	sb := start(t, e.d, StartSpec{Image: sharedImage(t)})
-	run(t, sb, ExecRequest{Cmd: "kill -9 -1", User: "root"})
+	sb := start(t, e.d, sandbox.StartSpec{Image: sharedImage(t)})
+	run(t, sb, sandbox.ExecRequest{Cmd: "kill -9 -1", User: "root"})
 	err := sb.KillAll(context.Background())
-	var ee *ExitedError
-	if !errors.As(err, &ee) || IsInfra(err) {
-		t.Fatalf("KillAll after kill -9 -1: %v (%T), want an *ExitedError", err, err)
-	}
-}
-
-// TestSnmpField reads counters by header name, not position.
-func TestSnmpField(t *testing.T) {
-	const snmp = "Ip: Forwarding DefaultTTL OutNoRoutes\nIp: 1 64 7\nUdp: InDatagrams NoPorts\nUdp: 3 4\n"
-	for _, tc := range []struct {
-		prefix, name string
-		want         uint64
-		ok           bool
-	}{
-		{"Ip:", "OutNoRoutes", 7, true},
-		{"Udp:", "NoPorts", 4, true},
-		{"Udp:", "OutNoRoutes", 0, false},
-		{"Tcp:", "NoPorts", 0, false},
-	} {
-		if got, ok := snmpField(snmp, tc.prefix, tc.name); got != tc.want || ok != tc.ok {
-			t.Errorf("snmpField(%s %s) = %d, %v; want %d, %v", tc.prefix, tc.name, got, ok, tc.want, tc.ok)
-		}
+	var ee *sandbox.ExitedError
+	if !errors.As(err, &ee) || sandbox.IsInfra(err) {
+		t.Fatalf("KillAll after kill -9 -1: %v (%T), want an *sandbox.ExitedError", err, err)
 	}
 }
