@@ -229,6 +229,9 @@ func (s Cheat) decide(ctx context.Context, it *pipeline.Item, sp *spend) pipelin
 			break
 		}
 	}
+	// The evidence's log is the passing run's test output, not that of a
+	// weaker cheat tried after it.
+	sp.ev.Log = passed.Log
 	rec, _ := passed.Trajectory.(CheatRecord)
 	what := map[CheatLevel]string{
 		CheatTouch:     "the touch cheat (every named path created empty)",

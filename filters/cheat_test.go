@@ -31,7 +31,7 @@ func TestCheatStage(t *testing.T) {
 	const instr = "Sum the numbers in `/app/data/in.txt` (one per line) and write the total to `/app/out.txt`.\n"
 	const solve = "#!/bin/bash\nawk '{s+=$1} END {print s}' /app/data/in.txt > /app/out.txt\n"
 	reward := func(cond string) string {
-		return "#!/bin/bash\nif " + cond + "; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
+		return "#!/bin/bash\nif " + cond + "; then echo checked-ok; echo 1 > /logs/verifier/reward.txt; else echo checked-bad; echo 0 > /logs/verifier/reward.txt; fi\n"
 	}
 	task := func(instruction, test string) map[string]string {
 		return map[string]string{
@@ -50,6 +50,9 @@ func TestCheatStage(t *testing.T) {
 		{"nonempty-only", filters.ReasonVerifierAcceptsTrivial, "plausible cheat", task(instr, reward("test -s /app/out.txt"))},
 		{"json-parses", filters.ReasonVerifierAcceptsTrivial, "plausible cheat",
 			task("Write a summary of `/app/data/in.txt` as JSON to `/app/summary.json`.\n", reward("grep -q '^{' /app/summary.json"))},
+		// Trusts what the agent printed: only the echo cheat passes, and the
+		// evidence keeps its run's log, not the failing weaker cheats' after it.
+		{"agent-log", filters.ReasonVerifierAcceptsTrivial, "echo cheat", task(instr, reward("test -s /logs/agent/cheat.txt"))},
 		{"computed", filters.ReasonCheatsRejected, "", task(instr, reward(`[ "$(cat /app/out.txt 2>/dev/null)" = 12 ]`))},
 		{"no-paths", filters.ReasonNoCheatTargets, "", task("Sum the numbers of the input file.\n", reward("test -f /app/out.txt"))},
 		{"reward-missing", filters.ReasonCheatUnscored, "", task(instr, "#!/bin/bash\ntrue\n")},
@@ -108,8 +111,15 @@ func TestCheatStage(t *testing.T) {
 			}
 		case tk.reason == filters.ReasonVerifierAcceptsTrivial:
 			// The combined cheat, then the weaker ones up to the first pass.
-			if ev.Passes < 2 || ev.Sandboxes < 2 || ev.SandboxSeconds <= 0 || !strings.Contains(dec.Detail, "/app/") {
-				t.Errorf("%s: evidence %+v, want ≥ 2 sandboxes with 2 passes and the created paths named", tk.path, ev)
+			// The combined cheat passes, and so does the weaker one named
+			// (echo is the combined one). The log is the passing run's,
+			// even when a weaker cheat failed after it.
+			wantPasses := 2
+			if tk.cheat == "echo cheat" {
+				wantPasses = 1
+			}
+			if ev.Passes != wantPasses || ev.Sandboxes < 2 || ev.SandboxSeconds <= 0 || !strings.Contains(dec.Detail, "/app/") || !strings.Contains(ev.Log, "checked-ok") {
+				t.Errorf("%s: evidence %+v, want ≥ 2 sandboxes with %d passes, the created paths named and the passing run's log", tk.path, ev, wantPasses)
 			}
 		default:
 			// Honest tasks: one sandbox, one verifier run.
