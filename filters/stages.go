@@ -18,8 +18,11 @@ const (
 	StageFlaky    = "flaky"
 	// StageVerifierTime follows flaky: verifiers slow relative to the pool.
 	StageVerifierTime = "verifier_time"
-	StageDifficulty   = "difficulty"
-	StageSelect       = "select"
+	// StageCheat follows flaky and verifier_time: verifiers that accept
+	// a generic cheat.
+	StageCheat      = "cheat"
+	StageDifficulty = "difficulty"
+	StageSelect     = "select"
 )
 
 // StageSpec is one row of the stage table: everything the CLI, the
@@ -99,6 +102,12 @@ func Stages() []StageSpec {
 			Reads: "flaky's scores (median test.sh seconds) of the surviving tasks",
 			Help:  "drop verifiers slow relative to the pool's median (joins flaky unless listed)",
 			New:   func(Options) (pipeline.Stage, error) { return VerifierTime{}, nil }},
+		{Name: StageCheat, Sandbox: true, Format: rundir.StageFormat{Evidence: true}, Default: true,
+			Reads: "the instruction and the decoded bundle; runs generic cheating agents and the verifier in a sandbox",
+			Help:  "drop verifiers that give reward 1 to an agent that only creates the named files, fills or prints placeholders",
+			New: func(o Options) (pipeline.Stage, error) {
+				return Cheat{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels}, nil
+			}},
 		{Name: StageDifficulty, Sandbox: true, Format: rundir.StageFormat{Evidence: true, Score: rundir.ScoreRate}, WithPolicy: true,
 			Reads: "the decoded bundle; runs k attempts of a policy in sandboxes",
 			Help:  "keep tasks by a policy's pass rate over k attempts; score: the pass rate",
@@ -163,6 +172,9 @@ func (Flaky) Format() rundir.StageFormat { return formatOf(StageFlaky) }
 
 // Format implements pipeline.Formatted.
 func (VerifierTime) Format() rundir.StageFormat { return formatOf(StageVerifierTime) }
+
+// Format implements pipeline.Formatted.
+func (Cheat) Format() rundir.StageFormat { return formatOf(StageCheat) }
 
 // Format implements pipeline.Formatted.
 func (Difficulty) Format() rundir.StageFormat { return formatOf(StageDifficulty) }

@@ -58,7 +58,7 @@ func TestStageTableAgreesWithStages(t *testing.T) {
 	}
 	// The constants are the table's names, in its order.
 	want := []string{filters.StageValidate, filters.StageDedup, filters.StageLint, filters.StageEnv, filters.StageFlaky,
-		filters.StageVerifierTime, filters.StageDifficulty, filters.StageSelect}
+		filters.StageVerifierTime, filters.StageCheat, filters.StageDifficulty, filters.StageSelect}
 	if got := filters.StageNames(); !slices.Equal(got, want) {
 		t.Errorf("table %v, constants %v", got, want)
 	}
@@ -76,10 +76,10 @@ func TestStageLists(t *testing.T) {
 		got  []string
 		want string
 	}{
-		{"default", filters.DefaultStageList(false), "validate,dedup,lint,env,flaky,select"},
-		{"default with a policy", filters.DefaultStageList(true), "validate,dedup,lint,env,flaky,difficulty,select"},
+		{"default", filters.DefaultStageList(false), "validate,dedup,lint,env,flaky,cheat,select"},
+		{"default with a policy", filters.DefaultStageList(true), "validate,dedup,lint,env,flaky,cheat,difficulty,select"},
 		{"static", filters.StaticStages(), "validate,dedup,lint,select"},
-		{"sandbox", filters.SandboxStages(filters.StageNames()), "env,flaky,difficulty"},
+		{"sandbox", filters.SandboxStages(filters.StageNames()), "env,flaky,cheat,difficulty"},
 		{"whole pool", filters.WholePoolStages(filters.StageNames()), "select"},
 	} {
 		if g := strings.Join(c.got, ","); g != c.want {
@@ -91,6 +91,7 @@ func TestStageLists(t *testing.T) {
 		"env":           {Evidence: true},
 		"flaky":         {Evidence: true, Score: rundir.ScoreSeconds},
 		"verifier_time": {Score: rundir.ScoreSeconds},
+		"cheat":         {Evidence: true},
 		"difficulty":    {Evidence: true, Score: rundir.ScoreRate},
 	}
 	if len(l) != len(wantLayout) {
@@ -125,7 +126,7 @@ func TestParseAndBuildStages(t *testing.T) {
 		}
 	}
 	_, err := filters.Build([]string{"validate", "nonsense"}, filters.Options{})
-	if want := `unknown stage "nonsense" (stages: validate, dedup, lint, env, flaky, verifier_time, difficulty, select)`; err == nil || err.Error() != want {
+	if want := `unknown stage "nonsense" (stages: validate, dedup, lint, env, flaky, verifier_time, cheat, difficulty, select)`; err == nil || err.Error() != want {
 		t.Errorf("unknown stage: %v, want %s", err, want)
 	}
 	_, err = filters.Build([]string{"validate", "flaky"}, filters.Options{})
