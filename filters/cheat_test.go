@@ -26,7 +26,7 @@ func TestCheatStage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Engine(t, "test-cheat-")
+	d, runID := sandboxtest.Backend(t, "test-cheat-")
 	const df = "FROM debian:bookworm\nWORKDIR /app\nRUN mkdir -p /app/data && printf '3\\n4\\n5\\n' > /app/data/in.txt\n"
 	const instr = "Sum the numbers in `/app/data/in.txt` (one per line) and write the total to `/app/out.txt`.\n"
 	const solve = "#!/bin/bash\nawk '{s+=$1} END {print s}' /app/data/in.txt > /app/out.txt\n"
