@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/otcurate
 DEMO := out/demo
 
-.PHONY: all setup build test test-kube test-short vet fmt demo bench proof clean
+.PHONY: all setup build test test-fast test-fast-only test-engine test-engine-only test-kube test-short vet fmt demo bench proof clean
 
 all: build
 
@@ -33,16 +33,35 @@ vet:
 fmt:
 	gofmt -w .
 
-# The whole test suite (what CI runs).
-# The sandbox tests must not skip silently in CI: they need the engine.
-# -p 1: packages one at a time, so the timing-sensitive sandbox tests of
-# different packages do not compete for the two cores (about 10 minutes).
-# Two extra engines (scripts/fleet.sh) serve the fleet backend's tests, and
-# an sshd in front of the main engine its ssh:// test.
-test: setup vet
+# The whole test suite (what CI runs): the fast tier, then the engine tier.
+test: setup vet test-fast-only test-engine-only
+
+# Packages whose tests run sandboxes (sandboxtest.Backend or .Engine).
+ENGINE_PKGS := ./sandbox/docker/ ./sandbox/daytona/ ./sandbox/kube/ ./trial/ ./filters/ ./agent/ ./train/ ./traces/ ./cmd/...
+# Packages that only the engine tier runs (their backends need an engine).
+ENGINE_ONLY := /sandbox/(docker|daytona|kube)$$
+
+# The fast tier needs no Docker engine: every package in parallel; tests of
+# stages, trials, the harness and the trainer run on the fake backend
+# (sandbox/fake: real commands in namespaces, root needed, no isolation),
+# and tests that need the real engine skip (OTCURATE_SANDBOX=fake).
+test-fast: setup vet test-fast-only
+test-fast-only:
 	$(GO) test -tags purego -count=1 ./bundle/
+	OTCURATE_SANDBOX=fake OTCURATE_REQUIRE_FAKE=1 $(GO) test -count=1 -timeout 20m \
+		$$($(GO) list ./... | grep -v -E '$(ENGINE_ONLY)')
+
+# The engine tier: the same sandbox tests, and the Docker, Daytona and
+# Kubernetes backends' own, on the real engine (OTCURATE_SANDBOX=docker),
+# packages one at a time so the timing-sensitive tests of different
+# packages do not compete for the two cores. Two extra engines
+# (scripts/fleet.sh) serve the fleet backend's tests, and an sshd in front
+# of the main engine its ssh:// test. The Kubernetes tests skip here (no
+# cluster): make test-kube runs them.
+test-engine: setup vet test-engine-only
+test-engine-only:
 	@fleet=$$(scripts/fleet.sh up 2) && eval "$$(scripts/fleet.sh ssh)" && \
-	OTCURATE_REQUIRE_DOCKER=1 OTCURATE_FLEET=$$fleet $(GO) test -p 1 -count=1 -timeout 40m ./...; \
+	OTCURATE_SANDBOX=docker OTCURATE_REQUIRE_DOCKER=1 OTCURATE_FLEET=$$fleet $(GO) test -p 1 -count=1 -timeout 40m $(ENGINE_PKGS); \
 	status=$$?; scripts/fleet.sh down; exit $$status
 
 # The Kubernetes tier: a real single-node cluster built from source (once,
