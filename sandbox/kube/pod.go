@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -102,8 +103,13 @@ func (b *Backend) podSpec(spec sandbox.StartSpec) *corev1.Pod {
 		res.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(int64(c*1000*b.o.RequestRatio), 1), resource.DecimalSI)
 	}
 	if m := spec.Resources.MemoryMB; m > 0 {
-		res.Limits[corev1.ResourceMemory] = *resource.NewQuantity(m<<20, resource.BinarySI)
-		res.Requests[corev1.ResourceMemory] = *resource.NewQuantity(max(int64(float64(m<<20)*b.o.RequestRatio), 1<<20), resource.BinarySI)
+		res.Limits[corev1.ResourceMemory] = *resource.NewQuantity(mbBytes(m), resource.BinarySI)
+		res.Requests[corev1.ResourceMemory] = *resource.NewQuantity(max(int64(float64(mbBytes(m))*b.o.RequestRatio), 1<<20), resource.BinarySI)
+	}
+	if st := spec.Resources.StorageMB; st > 0 {
+		// The kubelet evicts a pod past its ephemeral-storage limit (the
+		// writable layer, logs and emptyDirs together).
+		res.Limits[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(mbBytes(st), resource.BinarySI)
 	}
 	no, share, grace := false, true, int64(1)
 	pullPolicy := corev1.PullIfNotPresent
@@ -126,7 +132,7 @@ func (b *Backend) podSpec(spec sandbox.StartSpec) *corev1.Pod {
 				WorkingDir:      spec.Workdir,
 				Env:             env,
 				Resources:       res,
-				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no},
+				SecurityContext: securityContext(),
 			}},
 		},
 	}
@@ -314,4 +320,23 @@ func (s *podSandbox) pause(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 	return s.exitedError(ctx)
+}
+
+// securityContext is every sandbox container's: no privilege escalation
+// (no-new-privileges) and sandbox.DroppedCapabilities dropped.
+func securityContext() *corev1.SecurityContext {
+	no := false
+	drop := make([]corev1.Capability, 0, len(sandbox.DroppedCapabilities))
+	for _, c := range sandbox.DroppedCapabilities {
+		drop = append(drop, corev1.Capability(c))
+	}
+	return &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: drop}}
+}
+
+// mbBytes converts megabytes to bytes, saturating instead of wrapping.
+func mbBytes(mb int64) int64 {
+	if mb > math.MaxInt64>>20 {
+		return math.MaxInt64
+	}
+	return mb << 20
 }
