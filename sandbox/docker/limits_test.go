@@ -135,3 +135,23 @@ func TestSandboxStorageLimit(t *testing.T) {
 		t.Errorf("LimitError changed: %v then %v", le, le2)
 	}
 }
+
+// limitedSandbox is a sandbox that reports a limit and a warning.
+type limitedSandbox struct{ sandbox.Sandbox }
+
+func (limitedSandbox) LimitExceeded() *sandbox.LimitError {
+	return &sandbox.LimitError{Resource: "storage", LimitMB: 1, UsedMB: 2}
+}
+func (limitedSandbox) Warnings() []string { return []string{"clamped"} }
+
+// TestFleetSandboxForwardsLimits: a fleet's wrapper does not hide what
+// its engine's sandbox reports.
+func TestFleetSandboxForwardsLimits(t *testing.T) {
+	fs := &fleetSandbox{Sandbox: limitedSandbox{}}
+	if le := sandbox.Exceeded(fs); le == nil || le.UsedMB != 2 {
+		t.Errorf("Exceeded through the fleet: %v", le)
+	}
+	if w := sandbox.WarningsOf(fs); len(w) != 1 {
+		t.Errorf("WarningsOf through the fleet: %v", w)
+	}
+}
