@@ -83,10 +83,13 @@ var DroppedCapabilities = []string{"MKNOD", "NET_RAW", "SETFCAP"}
 type LimitError struct {
 	Resource string // "storage"
 	LimitMB  int64
-	UsedMB   int64 // at the last measurement
+	UsedMB   int64 // at the last measurement; 0 when not measured
 }
 
 func (e *LimitError) Error() string {
+	if e.UsedMB <= 0 { // not measured here (a Kubernetes eviction)
+		return fmt.Sprintf("the sandbox wrote past the task's %s limit of %d MB", e.Resource, e.LimitMB)
+	}
 	return fmt.Sprintf("the sandbox wrote %d MB, past the task's %s limit of %d MB", e.UsedMB, e.Resource, e.LimitMB)
 }
 

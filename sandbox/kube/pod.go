@@ -47,7 +47,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		}
 		return nil, infra(apiKind(err), "create pod: %w", err)
 	}
-	s := &podSandbox{b: b, name: created.Name, workdir: spec.Workdir}
+	s := &podSandbox{b: b, name: created.Name, workdir: spec.Workdir, storageMB: spec.Resources.StorageMB}
 	if err := s.boot(ctx, created, spec, entrypoint); err != nil {
 		if stopErr := s.Stop(ctx); stopErr != nil {
 			b.log.Warn("cannot delete a pod that failed to start", "pod", s.name, "err", stopErr)
@@ -339,4 +339,34 @@ func mbBytes(mb int64) int64 {
 		return math.MaxInt64
 	}
 	return mb << 20
+}
+
+// LimitExceeded implements sandbox.LimitWatcher: a pod the kubelet evicted
+// for its ephemeral storage exceeded the task's storage_mb. The answer is
+// kept once found; a pod already deleted (after Stop) reports what was
+// found before.
+func (s *podSandbox) LimitExceeded() *sandbox.LimitError {
+	if s.storageMB <= 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit != nil || s.stopped {
+		return s.limit
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := s.b.api.pods(s.b.ns).Get(ctx, s.name, metav1.GetOptions{})
+	if err == nil && evictedForStorage(p) {
+		s.limit = &sandbox.LimitError{Resource: "storage", LimitMB: s.storageMB}
+	}
+	return s.limit
+}
+
+// evictedForStorage reports a pod the kubelet evicted for its ephemeral
+// storage ("Pod ephemeral local storage usage exceeds the total limit of
+// containers 512Mi.", or a container's "ephemeral local storage usage
+// exceeds").
+func evictedForStorage(p *corev1.Pod) bool {
+	return p.Status.Reason == "Evicted" && strings.Contains(strings.ToLower(p.Status.Message), "ephemeral")
 }

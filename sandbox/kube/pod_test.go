@@ -37,3 +37,21 @@ func TestPodSpecLimits(t *testing.T) {
 		t.Errorf("mbBytes saturates: %d", got)
 	}
 }
+
+func TestEvictedForStorage(t *testing.T) {
+	cases := []struct {
+		reason, msg string
+		want        bool
+	}{
+		{"Evicted", "Pod ephemeral local storage usage exceeds the total limit of containers 512Mi.", true},
+		{"Evicted", "Container sandbox exceeded its local ephemeral storage limit \"512Mi\".", true},
+		{"Evicted", "The node was low on resource: memory.", false},
+		{"", "", false},
+	}
+	for _, tc := range cases {
+		p := &corev1.Pod{Status: corev1.PodStatus{Reason: tc.reason, Message: tc.msg}}
+		if got := evictedForStorage(p); got != tc.want {
+			t.Errorf("%q/%q: %v, want %v", tc.reason, tc.msg, got, tc.want)
+		}
+	}
+}
