@@ -654,9 +654,9 @@ func classifyReward(res *Result, txt []byte, hasTxt bool, js []byte, hasJSON boo
 }
 
 // seconds converts a task.toml period to a Duration. task.toml bounds
-// periods to bundle.MaxTimeoutSec; anything else (a negative value, NaN, a
-// Config built by hand) is clamped to [0, MaxTimeoutSec] instead of
-// overflowing into "no limit".
+// periods to (0, bundle.MaxTimeoutSec]; a Config built by hand is clamped
+// to MaxTimeoutSec instead of overflowing into "no limit", and zero (or
+// a negative or NaN value) stays 0, which ExecRequest reads as no limit.
 func seconds(s float64) time.Duration {
 	if !(s > 0) {
 		return 0
