@@ -101,10 +101,9 @@ const (
 	MaxMemoryMB = 1 << 20
 	// MaxStorageMB bounds storage_mb: 16 TiB.
 	MaxStorageMB = 16 << 20
-	// MinCPUs and MaxCPUs bound cpus. 0.01 is the smallest share Docker
-	// accepts; a request above the host's cores (but within MaxCPUs) is
-	// the backend's to clamp or refuse (see sandbox.Resources).
-	MinCPUs = 0.01
+	// MaxCPUs bounds cpus (which must be positive). A request the host
+	// cannot meet (above its cores, or below what the engine accepts) is
+	// the backend's to adjust once (see sandbox.Resources).
 	MaxCPUs = 1024
 	// MaxGPUs bounds gpus.
 	MaxGPUs = 64
@@ -196,7 +195,10 @@ func (p *configParser) parse(raw map[string]any) {
 	} else if e.OS != "linux" && e.OS != "windows" {
 		p.problem("environment.os must be linux or windows, not %q", e.OS)
 	}
-	e.CPUs = p.bounded(env, "environment.", "cpus", DefaultCPUs, MinCPUs, MaxCPUs)
+	e.CPUs = p.bounded(env, "environment.", "cpus", DefaultCPUs, 0, MaxCPUs)
+	if e.CPUs <= 0 {
+		p.problem("environment.cpus must be positive, not %v", e.CPUs)
+	}
 	e.MemoryMB = p.sizeMB(env, "memory_mb", "memory", DefaultMemoryMB, MaxMemoryMB)
 	e.StorageMB = p.sizeMB(env, "storage_mb", "storage", DefaultStorageMB, MaxStorageMB)
 	if g, ok := p.num(env, "environment.", "gpus"); ok {

@@ -78,23 +78,40 @@ func mbBytes(mb int64) int64 {
 	return mb << 20
 }
 
+// The smallest limits the engine accepts at create: below them a create
+// fails, which would be retried as infrastructure.
+const (
+	minCPUs     = 0.01
+	minMemoryMB = 6
+)
+
 // applyLimits sets the resource limits of host from spec.Resources on this
-// engine's host and returns the warnings to report: a CPU request above
-// the host's cores is clamped to them (the task asks more than this host
-// has; running it slower is better than an error retried forever).
+// engine's host and returns the warnings to report. A request the host
+// cannot meet is adjusted once, never an error retried forever: CPUs
+// above the host's cores are clamped to them (the task runs slower than
+// asked), and CPUs or memory below the engine's minimum are raised to it.
 // Storage is a quota when the driver enforces one (quota), else left to
 // the watchdog (watchStorage).
 func applyLimits(host *hostFacts, r sandbox.Resources, quota bool, hc *container.HostConfig) []string {
 	var warn []string
 	cpus := r.CPUs
-	if host.cpus > 0 && cpus > float64(host.cpus) {
+	switch {
+	case host.cpus > 0 && cpus > float64(host.cpus):
 		warn = append(warn, fmt.Sprintf("cpus = %g clamped to the host's %d cores", cpus, host.cpus))
 		cpus = float64(host.cpus)
+	case cpus > 0 && cpus < minCPUs:
+		warn = append(warn, fmt.Sprintf("cpus = %g raised to the engine's minimum %g", cpus, minCPUs))
+		cpus = minCPUs
 	}
 	if cpus > 0 {
 		hc.Resources.NanoCPUs = int64(math.Round(cpus * 1e9))
 	}
-	hc.Resources.Memory = mbBytes(r.MemoryMB)
+	mem := r.MemoryMB
+	if mem > 0 && mem < minMemoryMB {
+		warn = append(warn, fmt.Sprintf("memory_mb = %d raised to the engine's minimum %d", mem, minMemoryMB))
+		mem = minMemoryMB
+	}
+	hc.Resources.Memory = mbBytes(mem)
 	if quota && r.StorageMB > 0 {
 		hc.StorageOpt = map[string]string{"size": fmt.Sprintf("%dM", r.StorageMB)}
 	}

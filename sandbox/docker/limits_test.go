@@ -48,6 +48,7 @@ func TestApplyLimits(t *testing.T) {
 	}{
 		{"within host", 4, sandbox.Resources{CPUs: 1.5, MemoryMB: 512}, false, 1_500_000_000, 512 << 20, "", 0},
 		{"above host", 2, sandbox.Resources{CPUs: 1000}, false, 2_000_000_000, 0, "", 1},
+		{"below the minimum", 2, sandbox.Resources{CPUs: 0.001, MemoryMB: 1}, false, 10_000_000, 6 << 20, "", 2},
 		{"host unknown", 0, sandbox.Resources{CPUs: 1000}, false, 1000_000_000_000, 0, "", 0},
 		{"memory saturates", 2, sandbox.Resources{MemoryMB: math.MaxInt64}, false, 0, math.MaxInt64, "", 0},
 		{"quota", 2, sandbox.Resources{StorageMB: 512}, true, 0, 0, "512M", 0},
@@ -96,6 +97,11 @@ func TestSandboxCPUClamp(t *testing.T) {
 	}
 	if got, want := ins.Container.HostConfig.NanoCPUs, int64(e.d.host().cpus)*1e9; got != want {
 		t.Errorf("NanoCPUs %d, want %d", got, want)
+	}
+	// Below the engine's minimums: raised, and the sandbox starts.
+	small := start(t, e.d, sandbox.StartSpec{Image: sharedImage(t), Resources: sandbox.Resources{CPUs: 0.001, MemoryMB: 1}})
+	if warns := sandbox.WarningsOf(small); len(warns) != 2 {
+		t.Errorf("warnings %v, want both raised", warns)
 	}
 }
 
