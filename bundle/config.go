@@ -88,6 +88,29 @@ const (
 	DefaultStorageMB          = 10240
 )
 
+// Bounds of the task.toml numbers. A value outside them is an
+// invalid_task_toml defect naming the key and the bound, so every later
+// conversion (seconds to a time.Duration, megabytes to bytes, CPUs to
+// nano-CPUs) is exact and cannot overflow, and no task can ask for "no
+// limit" by overflowing one.
+const (
+	// MaxTimeoutSec bounds every timeout_sec, build_timeout_sec and
+	// healthcheck period: 24 hours.
+	MaxTimeoutSec = 24 * 60 * 60
+	// MaxMemoryMB bounds memory_mb: 1 TiB.
+	MaxMemoryMB = 1 << 20
+	// MaxStorageMB bounds storage_mb: 16 TiB.
+	MaxStorageMB = 16 << 20
+	// MaxCPUs bounds cpus (which must be positive). A request the host
+	// cannot meet (above its cores, or below what the engine accepts) is
+	// the backend's to adjust once (see sandbox.Resources).
+	MaxCPUs = 1024
+	// MaxGPUs bounds gpus.
+	MaxGPUs = 64
+	// MaxHealthcheckRetries bounds environment.healthcheck.retries.
+	MaxHealthcheckRetries = 10000
+)
+
 // configParser accumulates problems instead of stopping at the first, so a
 // user fixing a task.toml sees every issue at once.
 type configParser struct {
@@ -110,6 +133,11 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, &Defect{Reason: ReasonInvalidTaskToml, Detail: "task.toml: " + oneLine(err.Error()), Err: err}
 		}
 	}
+	return parseRaw(raw)
+}
+
+// parseRaw reads a decoded task.toml (from either decoder).
+func parseRaw(raw map[string]any) (*Config, error) {
 	p := &configParser{cfg: &Config{Metadata: map[string]any{}}}
 	p.parse(raw)
 	if len(p.problems) > 0 {
@@ -167,14 +195,21 @@ func (p *configParser) parse(raw map[string]any) {
 	} else if e.OS != "linux" && e.OS != "windows" {
 		p.problem("environment.os must be linux or windows, not %q", e.OS)
 	}
-	e.CPUs = p.positive(env, "environment.", "cpus", DefaultCPUs)
-	e.MemoryMB = p.sizeMB(env, "memory_mb", "memory", DefaultMemoryMB)
-	e.StorageMB = p.sizeMB(env, "storage_mb", "storage", DefaultStorageMB)
+	e.CPUs = p.bounded(env, "environment.", "cpus", DefaultCPUs, 0, MaxCPUs)
+	if e.CPUs <= 0 {
+		p.problem("environment.cpus must be positive, not %v", e.CPUs)
+	}
+	e.MemoryMB = p.sizeMB(env, "memory_mb", "memory", DefaultMemoryMB, MaxMemoryMB)
+	e.StorageMB = p.sizeMB(env, "storage_mb", "storage", DefaultStorageMB, MaxStorageMB)
 	if g, ok := p.num(env, "environment.", "gpus"); ok {
-		if g < 0 || g != math.Trunc(g) {
-			p.problem("environment.gpus must be a non-negative integer")
+		switch {
+		case g < 0 || g != math.Trunc(g):
+			p.problem("environment.gpus must be a non-negative integer, not %v", g)
+		case g > MaxGPUs:
+			p.problem("environment.gpus must be at most %d, not %v", MaxGPUs, g)
+		default:
+			e.GPUs = int64(g)
 		}
-		e.GPUs = int64(g)
 	}
 	e.NetworkMode = p.str(env, "environment.", "network_mode")
 	switch e.NetworkMode {
@@ -207,9 +242,13 @@ func (p *configParser) parse(raw map[string]any) {
 		}
 		h.IntervalSec = p.duration(hc, "environment.healthcheck.", "interval_sec", 5)
 		h.TimeoutSec = p.duration(hc, "environment.healthcheck.", "timeout_sec", 30)
-		h.StartPeriodSec = p.nonNegative(hc, "environment.healthcheck.", "start_period_sec", 0)
+		h.StartPeriodSec = p.bounded(hc, "environment.healthcheck.", "start_period_sec", 0, 0, MaxTimeoutSec)
 		h.StartIntervalSec = p.duration(hc, "environment.healthcheck.", "start_interval_sec", 5)
-		h.Retries = int64(p.nonNegative(hc, "environment.healthcheck.", "retries", 3))
+		r := p.bounded(hc, "environment.healthcheck.", "retries", 3, 0, MaxHealthcheckRetries)
+		if r != math.Trunc(r) {
+			p.problem("environment.healthcheck.retries must be an integer, not %v", r)
+		}
+		h.Retries = int64(r)
 		e.Healthcheck = h
 	}
 
@@ -289,6 +328,7 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// duration reads a period in seconds: positive and at most MaxTimeoutSec.
 func (p *configParser) duration(m map[string]any, prefix, key string, def float64) float64 {
 	f, ok := p.num(m, prefix, key)
 	if !ok {
@@ -299,15 +339,17 @@ func (p *configParser) duration(m map[string]any, prefix, key string, def float6
 	}
 	if f <= 0 {
 		p.problem("%s%s must be positive, not %v", prefix, key, f)
+		return def
+	}
+	if f > MaxTimeoutSec {
+		p.problem("%s%s must be at most %d (24 h), not %v", prefix, key, MaxTimeoutSec, f)
+		return def
 	}
 	return f
 }
 
-func (p *configParser) positive(m map[string]any, prefix, key string, def float64) float64 {
-	return p.duration(m, prefix, key, def)
-}
-
-func (p *configParser) nonNegative(m map[string]any, prefix, key string, def float64) float64 {
+// bounded reads a number in [lo, hi]; def when absent.
+func (p *configParser) bounded(m map[string]any, prefix, key string, def, lo, hi float64) float64 {
 	f, ok := p.num(m, prefix, key)
 	if !ok {
 		if _, present := m[key]; !present {
@@ -315,22 +357,28 @@ func (p *configParser) nonNegative(m map[string]any, prefix, key string, def flo
 		}
 		return def
 	}
-	if f < 0 {
-		p.problem("%s%s must not be negative", prefix, key)
+	if f < lo || f > hi {
+		p.problem("%s%s must be between %v and %v, not %v", prefix, key, lo, hi, f)
+		return def
 	}
 	return f
 }
 
-// sizeMB reads key (megabytes, a number) or its deprecated string form
-// legacy ("2G", "512M", "1024").
-func (p *configParser) sizeMB(m map[string]any, key, legacy string, def int64) int64 {
+// sizeMB reads key (megabytes, a number; a fraction is rounded up) or its
+// deprecated string form legacy ("2G", "512M", "1024"), positive and at
+// most maxMB.
+func (p *configParser) sizeMB(m map[string]any, key, legacy string, def, maxMB int64) int64 {
 	const prefix = "environment."
 	if _, ok := m[key]; ok {
 		f, ok := p.num(m, prefix, key)
-		if ok && f <= 0 {
-			p.problem("%s%s must be positive", prefix, key)
+		if !ok {
+			return def
 		}
-		return int64(f)
+		if f <= 0 || f > float64(maxMB) {
+			p.problem("%s%s must be positive and at most %d, not %v", prefix, key, maxMB, f)
+			return def
+		}
+		return int64(math.Ceil(f))
 	}
 	if v, ok := m[legacy]; ok {
 		s, isStr := v.(string)
@@ -341,6 +389,10 @@ func (p *configParser) sizeMB(m map[string]any, key, legacy string, def int64) i
 		mb, err := parseSizeMB(s)
 		if err != nil {
 			p.problem("%s%s: %v", prefix, legacy, err)
+			return def
+		}
+		if mb > maxMB {
+			p.problem("%s%s must be at most %d MB, not %q", prefix, legacy, maxMB, s)
 			return def
 		}
 		p.cfg.Notes = append(p.cfg.Notes, legacy+" mapped to "+key)
@@ -357,7 +409,11 @@ func parseSizeMB(s string) (int64, error) {
 	if err != nil || b <= 0 {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
-	return (b + 1<<20 - 1) >> 20, nil
+	mb := b >> 20
+	if b&(1<<20-1) != 0 {
+		mb++ // rounded up, without the overflow of b + 1<<20 - 1
+	}
+	return mb, nil
 }
 
 func (p *configParser) strList(m map[string]any, prefix, key string) []string {

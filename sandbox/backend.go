@@ -50,11 +50,79 @@ type Image struct {
 	Warnings []string      // e.g. base image mapped to a local stand-in
 }
 
-// Resources are the container limits.
+// Resources are the container limits, as task.toml states them (bounded
+// at parse time, see bundle.MaxMemoryMB and friends). Zero means no limit.
+//
+// A CPU request above the host's (or node's) cores is the backend's to
+// handle once, never an error retried as infrastructure: the Docker
+// backend clamps it to the host's cores and reports a warning (Warner).
+//
+// StorageMB bounds what the task may write into its sandbox's filesystem.
+// A backend enforces it natively where it can (Docker's storage quota on
+// drivers that support it, Kubernetes' ephemeral-storage limit) and
+// otherwise watches the writable layer and ends the sandbox when it grows
+// past the bound, reporting a *LimitError through LimitWatcher.
 type Resources struct {
 	CPUs      float64
 	MemoryMB  int64
+	StorageMB int64
 	PidsLimit int64
+}
+
+// DroppedCapabilities are the Linux capabilities removed from every
+// sandbox, from Docker's default set: MKNOD (no device node a host-side
+// read could open), NET_RAW (no raw sockets or packet spoofing) and
+// SETFCAP (no file capabilities planted for later). What package installs,
+// `su` and `useradd` in verifiers need stays (CHOWN, DAC_OVERRIDE, FOWNER,
+// FSETID, SETUID, SETGID, KILL, AUDIT_WRITE, SYS_CHROOT, NET_BIND_SERVICE),
+// and no process may gain privileges (no-new-privileges).
+var DroppedCapabilities = []string{"MKNOD", "NET_RAW", "SETFCAP"}
+
+// LimitError reports that a sandbox exceeded a limit of its task, seen
+// from outside the container. It blames the task (or the agent), never the
+// infrastructure, and is never retried.
+type LimitError struct {
+	Resource string // "storage"
+	LimitMB  int64
+	UsedMB   int64 // at the last measurement; 0 when not measured
+}
+
+func (e *LimitError) Error() string {
+	if e.UsedMB <= 0 { // not measured here (a Kubernetes eviction)
+		return fmt.Sprintf("the sandbox wrote past the task's %s limit of %d MB", e.Resource, e.LimitMB)
+	}
+	return fmt.Sprintf("the sandbox wrote %d MB, past the task's %s limit of %d MB", e.UsedMB, e.Resource, e.LimitMB)
+}
+
+// LimitWatcher is implemented by sandboxes that enforce a limit by
+// watching (see Resources.StorageMB). LimitExceeded is nil while every
+// limit holds; once a limit is exceeded the sandbox's processes are
+// killed and its later operations fail.
+type LimitWatcher interface {
+	LimitExceeded() *LimitError
+}
+
+// Exceeded is sb's *LimitError, nil when sb watches no limit or every
+// limit held.
+func Exceeded(sb Sandbox) *LimitError {
+	if w, ok := sb.(LimitWatcher); ok {
+		return w.LimitExceeded()
+	}
+	return nil
+}
+
+// Warner is implemented by sandboxes that adjusted their StartSpec to
+// the host (a CPU request clamped to the host's cores).
+type Warner interface {
+	Warnings() []string
+}
+
+// WarningsOf is sb's warnings, nil when it has none.
+func WarningsOf(sb Sandbox) []string {
+	if w, ok := sb.(Warner); ok {
+		return w.Warnings()
+	}
+	return nil
 }
 
 // StartSpec describes a sandbox to start from an image.

@@ -29,6 +29,10 @@ const (
 	RewardInvalid        Outcome = "reward_invalid"
 	RewardAmbiguous      Outcome = "reward_ambiguous"
 	VerifierNeedsNetwork Outcome = "verifier_needs_network"
+	// StorageExceeded: the sandbox wrote past the task's storage_mb and
+	// was ended (sandbox.LimitError). Only the reference's and the
+	// control's results carry it; see applyLimit.
+	StorageExceeded Outcome = "storage_exceeded"
 )
 
 // Infrastructure failures: retried, never recorded against the task.
@@ -105,6 +109,22 @@ func applyTimeout(res *Result, k AgentKind, limitSec float64) {
 	case !k.TimeoutIsDefect():
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the agent hit its timeout (%gs); the verifier's reward stands", limitSec))
 	}
+}
+
+// applyLimit is the one rule for a sandbox that exceeded a limit of its
+// task (a *sandbox.LimitError, seen from outside the container): the
+// reference solution or the control (whose verifier then wrote it) blames
+// the task, StorageExceeded; any other agent failed the task, so the
+// attempt is scored 0. Never an infrastructure failure, never retried.
+func applyLimit(res *Result, k AgentKind, err error) {
+	res.Detail, res.Log = err.Error(), ""
+	res.VerifierExit = nil
+	if k == KindPolicy {
+		zero := 0.0
+		res.Outcome, res.Reward = Scored, &zero
+		return
+	}
+	res.Outcome, res.Reward = StorageExceeded, nil
 }
 
 // Scored reports whether the result counts: the verifier gave a reward

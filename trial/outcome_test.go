@@ -23,6 +23,7 @@ var outcomeClass = map[Outcome]string{
 	RewardInvalid:        "defect",
 	RewardAmbiguous:      "defect",
 	VerifierNeedsNetwork: "defect",
+	StorageExceeded:      "defect",
 	EngineUnavailable:    "infra",
 	OutOfDisk:            "infra",
 	InfraError:           "infra",

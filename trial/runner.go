@@ -329,7 +329,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	sb, err := r.Backend.Start(ctx, sandbox.StartSpec{
 		Image: img, Workdir: cfg.Environment.Workdir, Env: cfg.Environment.Env,
 		Network:     o.AllowNetwork && cfg.Environment.NetworkMode != "no-network",
-		Resources:   sandbox.Resources{CPUs: cfg.Environment.CPUs, MemoryMB: cfg.Environment.MemoryMB},
+		Resources:   sandbox.Resources{CPUs: cfg.Environment.CPUs, MemoryMB: cfg.Environment.MemoryMB, StorageMB: cfg.Environment.StorageMB},
 		Labels:      mergeLabels(o.Labels, map[string]string{sandbox.LabelTask: t.Path, sandbox.LabelEnv: t.Bundle.EnvHash}),
 		Healthcheck: cfg.Environment.Healthcheck,
 	})
@@ -362,6 +362,23 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	if actor == nil {
 		actor = builtinActor(r, o.Agent)
 	}
+	// A limit the sandbox exceeded (storage) decides every result of the
+	// session, whatever the steps after it failed with (before Stop, so
+	// the last writes are measured).
+	defer func() {
+		le := sandbox.Exceeded(sb)
+		if le == nil || ctx.Err() != nil {
+			return
+		}
+		if len(results) == 0 {
+			results = fill(t, o, repeats, first, InfraError, "")
+		}
+		for i := range results {
+			results[i].Durations, results[i].Sandboxes = *d, 1
+			applyLimit(&results[i], KindOf(actor), le)
+		}
+		infra = nil
+	}()
 	t0 = time.Now()
 	act, err := actor.Act(ctx, sb, t)
 	d.Solve = since(t0)
@@ -395,6 +412,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		res.Repeat, res.Agent, res.Task = first+i, o.Agent, t.Path
 		res.SolveExit, res.ImageCached, res.Sandboxes = act.Exit, img.Cached, 1
 		res.Warnings = append(res.Warnings, img.Warnings...)
+		res.Warnings = append(res.Warnings, sandbox.WarningsOf(sb)...)
 		res.Trajectory = act.Trajectory
 		if act.TimedOut {
 			applyTimeout(&res, KindOf(actor), cfg.Agent.TimeoutSec)
@@ -675,7 +693,16 @@ func classifyReward(res *Result, txt []byte, hasTxt bool, js []byte, hasJSON boo
 	}
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts a task.toml period to a Duration. task.toml bounds
+// periods to (0, bundle.MaxTimeoutSec]; a Config built by hand is clamped
+// to MaxTimeoutSec instead of overflowing into "no limit", and zero (or
+// a negative or NaN value) stays 0, which ExecRequest reads as no limit.
+func seconds(s float64) time.Duration {
+	if !(s > 0) {
+		return 0
+	}
+	return time.Duration(min(s, bundle.MaxTimeoutSec) * float64(time.Second))
+}
 
 func since(t time.Time) float64 { return float64(time.Since(t).Milliseconds()) / 1000 }
 

@@ -66,29 +66,17 @@ func BenchmarkSandboxRun(b *testing.B) {
 		}
 	})
 
-	b.Run("api+files", func(b *testing.B) {
-		test := []bundle.Entry{{Name: "test.sh", Kind: bundle.KindFile, Mode: 0o644,
-			Data: []byte("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")}}
-		for b.Loop() {
-			sb, err := e.d.Start(ctx, spec)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := sb.Upload(ctx, "/tests", test); err != nil {
-				b.Fatal(err)
-			}
-			if res, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "bash /tests/test.sh"}); err != nil || res.ExitCode != 0 {
-				b.Fatalf("exec: %+v %v", res, err)
-			}
-			reward, err := sb.Download(ctx, "/logs/verifier/reward.txt", 64)
-			if err != nil || strings.TrimSpace(string(reward)) != "1" {
-				b.Fatalf("reward %q: %v", reward, err)
-			}
-			if err := sb.Stop(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	// api+files+limits is api+files with task.toml's default limits, as
+	// the trial runner starts sandboxes (on a driver without a storage
+	// quota this runs the storage watchdog), and the final limit check.
+	limited := spec
+	limited.Resources = sandbox.Resources{CPUs: 1, MemoryMB: 2048, StorageMB: 10240}
+	for _, bc := range []struct {
+		name string
+		spec sandbox.StartSpec
+	}{{"api+files", spec}, {"api+files+limits", limited}} {
+		b.Run(bc.name, func(b *testing.B) { benchFiles(b, e.d, bc.spec) })
+	}
 
 	// The trial runner's verify sequence since issue 21: the agent's
 	// processes killed, /logs/verifier and /tests reset, test.sh run, the
@@ -147,4 +135,33 @@ func BenchmarkSandboxRun(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchFiles is the verifier's real sequence on sandboxes of spec.
+func benchFiles(b *testing.B, d *Engine, spec sandbox.StartSpec) {
+	ctx := context.Background()
+	test := []bundle.Entry{{Name: "test.sh", Kind: bundle.KindFile, Mode: 0o644,
+		Data: []byte("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")}}
+	for b.Loop() {
+		sb, err := d.Start(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sb.Upload(ctx, "/tests", test); err != nil {
+			b.Fatal(err)
+		}
+		if res, err := sb.Exec(ctx, sandbox.ExecRequest{Cmd: "bash /tests/test.sh"}); err != nil || res.ExitCode != 0 {
+			b.Fatalf("exec: %+v %v", res, err)
+		}
+		reward, err := sb.Download(ctx, "/logs/verifier/reward.txt", 64)
+		if err != nil || strings.TrimSpace(string(reward)) != "1" {
+			b.Fatalf("reward %q: %v", reward, err)
+		}
+		if le := sandbox.Exceeded(sb); le != nil {
+			b.Fatalf("limit: %v", le)
+		}
+		if err := sb.Stop(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +52,12 @@ type Engine struct {
 	// /proc (directRoot); decided at the first sandbox start, so backends
 	// that never start one (gc, builds) ask the engine nothing more.
 	direct func() bool
+
+	// host is what `docker info` says of the engine's host (CPUs, storage
+	// driver), asked once at the first sandbox start; noQuota is set when
+	// the engine refused a storage quota its driver was expected to take.
+	host    func() hostFacts
+	noQuota atomic.Bool
 }
 
 var _ sandbox.Backend = (*Engine)(nil)
@@ -105,6 +112,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		cancel: dcancel,
 		builds: make(map[string]*buildCall),
 	}
+	d.host = sync.OnceValue(d.loadHostFacts)
 	d.direct = func() bool { return false }
 	if !opts.EngineFiles {
 		d.direct = sync.OnceValue(func() bool { return d.directFiles(d.ctx) })

@@ -359,4 +359,10 @@ func (s *fleetSandbox) Stop(ctx context.Context) error {
 	return s.Sandbox.Stop(ctx)
 }
 
+// LimitExceeded implements sandbox.LimitWatcher for the engine's sandbox.
+func (s *fleetSandbox) LimitExceeded() *sandbox.LimitError { return sandbox.Exceeded(s.Sandbox) }
+
+// Warnings implements sandbox.Warner for the engine's sandbox.
+func (s *fleetSandbox) Warnings() []string { return sandbox.WarningsOf(s.Sandbox) }
+
 var _ sandbox.Backend = (*Fleet)(nil)

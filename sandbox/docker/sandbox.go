@@ -43,13 +43,16 @@ type dockerSandbox struct {
 	// from before the start, so a fast exit is not missed).
 	exited chan struct{}
 
-	// What KillAll spares (docker_isolation.go): the processes of the
+	// What KillAll spares (isolation.go): the processes of the
 	// container's cgroup when Start returned (direct mode), or their
 	// sandbox.ShellSnapshot.
 	cgroup        *cgroupDirs
 	baseline      map[procID]bool
 	mainProc      procID // the init's child: gone means the sandbox ends
 	shellBaseline string
+
+	storage  *storageWatch // nil: no storage watchdog (none needed or the driver enforces a quota)
+	warnings []string      // what Start adjusted to the host (Warner)
 }
 
 var _ sandbox.Sandbox = (*dockerSandbox)(nil)
@@ -70,15 +73,28 @@ func (d *Engine) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.San
 	if err != nil {
 		return nil, err
 	}
-	cfg, host := d.containerConfig(spec)
+	hf := d.host()
+	quota := hf.quota && !d.noQuota.Load()
+	cfg, host, warnings := d.containerConfig(spec, hf, quota)
 	created, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
+	if err != nil && host.StorageOpt != nil && isQuotaRefusal(err) {
+		// overlay2 over xfs without pquota: watch instead, from now on.
+		d.log.Warn("the engine refused a storage quota; storage limits are watched instead", "err", err)
+		d.noQuota.Store(true)
+		quota = false
+		host.StorageOpt = nil
+		created, err = d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
+	}
 	if err != nil {
 		return nil, engineError(ctx, "create container from "+spec.Image.Ref, err)
 	}
 	for _, w := range created.Warnings {
 		d.log.Warn("engine warning on create", "container", shortID(created.ID), "warning", w)
 	}
-	sb := &dockerSandbox{d: d, id: created.ID, exited: make(chan struct{})}
+	sb := &dockerSandbox{d: d, id: created.ID, exited: make(chan struct{}), warnings: warnings}
+	if !quota && spec.Resources.StorageMB > 0 {
+		sb.watchStorage(spec.Resources.StorageMB)
+	}
 	err = sb.boot(ctx, spec, facts)
 	if err == nil {
 		err = sb.recordBaseline(ctx)
@@ -93,10 +109,14 @@ func (d *Engine) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.San
 	return sb, nil
 }
 
-// containerConfig translates a StartSpec. spec.Labels are added to the
-// otcurate labels but cannot override them (GC relies on them). Zero CPUs
-// or memory mean no limit; the pids limit defaults to DefaultPidsLimit.
-func (d *Engine) containerConfig(spec sandbox.StartSpec) (*container.Config, *container.HostConfig) {
+// containerConfig translates a StartSpec on a host (hf); quota says
+// whether the storage limit is a driver quota. spec.Labels are added to
+// the otcurate labels but cannot override them (GC relies on them). Zero
+// CPUs or memory mean no limit; the pids limit defaults to
+// DefaultPidsLimit. sandbox.DroppedCapabilities are dropped and
+// no-new-privileges is set. The warnings say what was adjusted to the
+// host (applyLimits).
+func (d *Engine) containerConfig(spec sandbox.StartSpec, hf hostFacts, quota bool) (*container.Config, *container.HostConfig, []string) {
 	labels := make(map[string]string, len(spec.Labels)+3)
 	maps.Copy(labels, spec.Labels)
 	labels[sandbox.LabelTool] = "1"
@@ -119,12 +139,10 @@ func (d *Engine) containerConfig(spec sandbox.StartSpec) (*container.Config, *co
 	host := &container.HostConfig{
 		Init:        &initProc, // reap zombies of the agent's processes
 		SecurityOpt: []string{"no-new-privileges"},
-		Resources: container.Resources{
-			NanoCPUs:  int64(spec.Resources.CPUs * 1e9),
-			Memory:    spec.Resources.MemoryMB << 20,
-			PidsLimit: &pids,
-		},
+		CapDrop:     sandbox.DroppedCapabilities,
+		Resources:   container.Resources{PidsLimit: &pids},
 	}
+	warnings := applyLimits(&hf, spec.Resources, quota, host)
 	if !spec.Network {
 		host.NetworkMode = "none"
 		// Also disabled in the config: the engine then skips the network
@@ -132,7 +150,7 @@ func (d *Engine) containerConfig(spec sandbox.StartSpec) (*container.Config, *co
 		// about a third of a start's CPU on a small host).
 		cfg.NetworkDisabled = true
 	}
-	return cfg, host
+	return cfg, host, warnings
 }
 
 // entrypointSettle is how long Start watches a container whose image has
@@ -351,6 +369,7 @@ func (s *dockerSandbox) Stop(ctx context.Context) error {
 	if s.stopped {
 		return nil
 	}
+	s.stopWatch()
 	for _, t := range s.terminals {
 		t.att.Close() // the container's removal kills its processes
 	}

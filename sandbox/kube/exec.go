@@ -39,9 +39,12 @@ type podSandbox struct {
 	name    string
 	workdir string
 
+	storageMB int64 // the task's storage_mb (the pod's ephemeral-storage limit)
+
 	mu        sync.Mutex
 	stopped   bool
 	terminals []*podTerminal
+	limit     *sandbox.LimitError // the pod was evicted past storageMB (LimitExceeded)
 
 	baseline string // the processes KillAll spares (sandbox.ShellSnapshot)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		}
 		return nil, infra(apiKind(err), "create pod: %w", err)
 	}
-	s := &podSandbox{b: b, name: created.Name, workdir: spec.Workdir}
+	s := &podSandbox{b: b, name: created.Name, workdir: spec.Workdir, storageMB: spec.Resources.StorageMB}
 	if err := s.boot(ctx, created, spec, entrypoint); err != nil {
 		if stopErr := s.Stop(ctx); stopErr != nil {
 			b.log.Warn("cannot delete a pod that failed to start", "pod", s.name, "err", stopErr)
@@ -103,8 +104,13 @@ func (b *Backend) podSpec(spec sandbox.StartSpec) *corev1.Pod {
 		res.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(int64(c*1000*b.o.RequestRatio), 1), resource.DecimalSI)
 	}
 	if m := spec.Resources.MemoryMB; m > 0 {
-		res.Limits[corev1.ResourceMemory] = *resource.NewQuantity(m<<20, resource.BinarySI)
-		res.Requests[corev1.ResourceMemory] = *resource.NewQuantity(max(int64(float64(m<<20)*b.o.RequestRatio), 1<<20), resource.BinarySI)
+		res.Limits[corev1.ResourceMemory] = *resource.NewQuantity(mbBytes(m), resource.BinarySI)
+		res.Requests[corev1.ResourceMemory] = *resource.NewQuantity(max(int64(float64(mbBytes(m))*b.o.RequestRatio), 1<<20), resource.BinarySI)
+	}
+	if st := spec.Resources.StorageMB; st > 0 {
+		// The kubelet evicts a pod past its ephemeral-storage limit (the
+		// writable layer, logs and emptyDirs together).
+		res.Limits[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(mbBytes(st), resource.BinarySI)
 	}
 	no, share, grace := false, true, int64(1)
 	pullPolicy := corev1.PullIfNotPresent
@@ -127,7 +133,7 @@ func (b *Backend) podSpec(spec sandbox.StartSpec) *corev1.Pod {
 				WorkingDir:      spec.Workdir,
 				Env:             env,
 				Resources:       res,
-				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no},
+				SecurityContext: securityContext(),
 			}},
 		},
 	}
@@ -315,4 +321,53 @@ func (s *podSandbox) pause(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 	return s.exitedError(ctx)
+}
+
+// securityContext is every sandbox container's: no privilege escalation
+// (no-new-privileges) and sandbox.DroppedCapabilities dropped.
+func securityContext() *corev1.SecurityContext {
+	no := false
+	drop := make([]corev1.Capability, 0, len(sandbox.DroppedCapabilities))
+	for _, c := range sandbox.DroppedCapabilities {
+		drop = append(drop, corev1.Capability(c))
+	}
+	return &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: drop}}
+}
+
+// mbBytes converts megabytes to bytes, saturating instead of wrapping.
+func mbBytes(mb int64) int64 {
+	if mb > math.MaxInt64>>20 {
+		return math.MaxInt64
+	}
+	return mb << 20
+}
+
+// LimitExceeded implements sandbox.LimitWatcher: a pod the kubelet evicted
+// for its ephemeral storage exceeded the task's storage_mb. The answer is
+// kept once found; a pod already deleted (after Stop) reports what was
+// found before.
+func (s *podSandbox) LimitExceeded() *sandbox.LimitError {
+	if s.storageMB <= 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit != nil || s.stopped {
+		return s.limit
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := s.b.api.pods(s.b.ns).Get(ctx, s.name, metav1.GetOptions{})
+	if err == nil && evictedForStorage(p) {
+		s.limit = &sandbox.LimitError{Resource: "storage", LimitMB: s.storageMB}
+	}
+	return s.limit
+}
+
+// evictedForStorage reports a pod the kubelet evicted for its ephemeral
+// storage ("Pod ephemeral local storage usage exceeds the total limit of
+// containers 512Mi.", or a container's "ephemeral local storage usage
+// exceeds").
+func evictedForStorage(p *corev1.Pod) bool {
+	return p.Status.Reason == "Evicted" && strings.Contains(strings.ToLower(p.Status.Message), "ephemeral")
 }
