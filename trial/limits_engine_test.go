@@ -2,6 +2,7 @@ package trial_test
 
 import (
 	"context"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,9 @@ func (fillingActor) Act(ctx context.Context, sb sandbox.Sandbox, _ *trial.Task) 
 // TestTaskLimitsOnEngine: limits of task.toml end a trial once, as the
 // task's or the agent's outcome, never as a retried infrastructure failure.
 func TestTaskLimitsOnEngine(t *testing.T) {
-	b, runID := engine(t)
+	// The real engine: the fake backend enforces no limit.
+	d, runID := sandboxtest.Engine(t, "test-limits-")
+	b := &countingBackend{Backend: d}
 	passIfDone := "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"
 
 	t.Run("storage", func(t *testing.T) {
