@@ -12,7 +12,10 @@ import (
 // of time is scored as the runner reports it (outcome scored, the
 // verifier's reward, a warning): it enters the RLOO baseline and the loss
 // with its reward and counts as truncated, while infrastructure failures
-// and task defects stay out with their reason.
+// and defects from before the agent acted stay out with their reason. A
+// defect of the verifier's run, which the agent can cause (a broken bash,
+// a FIFO), is scored 0 (trial.Outcome.AfterAgent): failing that way never
+// beats failing the task.
 func TestScoreKeepsAgentTimeoutsInTheBaseline(t *testing.T) {
 	one, zero := 1.0, 0.0
 	attempt := func(o trial.Outcome, reward *float64, end agent.End) agent.Attempt {
@@ -29,6 +32,7 @@ func TestScoreKeepsAgentTimeoutsInTheBaseline(t *testing.T) {
 		{Task: "a", Group: 0, Index: 3, Attempt: attempt(trial.PolicyUnavailable, nil, agent.PolicyUnavailable)},
 		{Task: "b", Group: 1, Index: 0, Attempt: attempt(trial.RewardMissing, nil, agent.Completed)},
 		{Task: "b", Group: 1, Index: 1, Attempt: attempt(trial.Scored, &one, agent.AgentTimeout)},
+		{Task: "b", Group: 1, Index: 2, Attempt: attempt(trial.BuildFailed, nil, agent.Completed)},
 	}
 	var m Metrics
 	infra := score(&m, samples, 2, 2)
@@ -43,8 +47,10 @@ func TestScoreKeepsAgentTimeoutsInTheBaseline(t *testing.T) {
 		{true, "", -0.5},
 		{true, "", -0.5},
 		{false, "policy_unavailable", 0},
-		{false, "task_defect:reward_missing", 0},
-		{true, "", 0}, // alone in its group's baseline: below the minimum of 2
+		// Group b: rewards 0 (the missing reward) and 1: A = 2·(r − 1/2).
+		{true, "", -1},
+		{true, "", 1},
+		{false, "task_defect:build_failed", 0},
 	}
 	for i, w := range want {
 		s := samples[i]
@@ -53,10 +59,13 @@ func TestScoreKeepsAgentTimeoutsInTheBaseline(t *testing.T) {
 				s.Task, s.Index, s.Included, s.Exclusion, s.Advantage, w.included, w.exclusion, w.adv)
 		}
 	}
-	if infra != 1 || m.Truncated != 3 || m.Excluded != 2 || m.PassAt1 != 0.5 || m.PassAtK != 1 {
-		t.Errorf("infra %d truncated %d excluded %d pass@1 %g pass@k %g, want 1, 3, 2, 0.5, 1", infra, m.Truncated, m.Excluded, m.PassAt1, m.PassAtK)
+	if samples[4].ZeroedBy != string(trial.RewardMissing) || samples[4].Reward != 0 {
+		t.Errorf("the missing reward: zeroed by %q, reward %g; want reward_missing, 0", samples[4].ZeroedBy, samples[4].Reward)
 	}
-	if g := m.Groups; g[0] != (GroupMetrics{Task: "a", Scored: 3, Passed: 1}) || g[1] != (GroupMetrics{Task: "b", Scored: 1, Passed: 1}) {
+	if infra != 1 || m.Truncated != 3 || m.Excluded != 2 || m.PassAt1 != 0.4 || m.PassAtK != 1 {
+		t.Errorf("infra %d truncated %d excluded %d pass@1 %g pass@k %g, want 1, 3, 2, 0.4, 1", infra, m.Truncated, m.Excluded, m.PassAt1, m.PassAtK)
+	}
+	if g := m.Groups; g[0] != (GroupMetrics{Task: "a", Scored: 3, Passed: 1}) || g[1] != (GroupMetrics{Task: "b", Scored: 2, Passed: 1}) {
 		t.Errorf("groups %+v", g)
 	}
 }

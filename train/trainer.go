@@ -139,6 +139,9 @@ type Sample struct {
 	Reward    float64
 	Included  bool   // in the baseline and the loss
 	Exclusion string // why not
+	// ZeroedBy is the task-defect outcome scored 0 instead of excluded
+	// (trial.Outcome.AfterAgent: one the agent could have caused).
+	ZeroedBy string
 	Advantage float64
 }
 
@@ -373,6 +376,11 @@ func (s *Sample) include() {
 	switch {
 	case r.Infra():
 		s.Exclusion = string(r.Outcome)
+	case r.Outcome.AfterAgent():
+		// The agent may have caused it (broken the verifier's tools, left a
+		// FIFO, filled the disk): scored 0, so failing this way never beats
+		// failing the task.
+		s.Included, s.Reward, s.ZeroedBy = true, 0, string(r.Outcome)
 	case r.TaskDefect():
 		s.Exclusion = "task_defect:" + string(r.Outcome)
 	default:

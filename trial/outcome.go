@@ -56,6 +56,22 @@ func (o Outcome) IsInfra() bool {
 // IsTaskDefect reports whether the outcome blames the task.
 func (o Outcome) IsTaskDefect() bool { return o != Scored && !o.IsInfra() }
 
+// AfterAgent reports whether the outcome is a task defect that can arise
+// only once the agent has acted: the verifier's run and its reward
+// (timeouts, a missing, invalid or ambiguous reward, network use, the disk
+// bound). An agent can cause every one of them from inside its sandbox (a
+// replaced bash, a FIFO where test.sh reads, a filled disk), so when a
+// policy is scored they must not exclude its attempt: the trainer scores
+// them 0, never leaves them out of the baseline. The build and start
+// defects come before the agent and say nothing about it.
+func (o Outcome) AfterAgent() bool {
+	switch o {
+	case VerifierTimeout, RewardMissing, RewardInvalid, RewardAmbiguous, VerifierNeedsNetwork, StorageExceeded, SolveTimeout:
+		return true
+	}
+	return false
+}
+
 // AgentKind is what an agent is to the task: its reference solution, the
 // negative control, or a policy being measured or trained.
 type AgentKind int

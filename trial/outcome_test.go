@@ -110,3 +110,22 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// TestAfterAgent: exactly the defects of the verifier's run (which an
+// agent can cause from inside its sandbox) are AfterAgent; build and start
+// defects, scored and infrastructure outcomes are not.
+func TestAfterAgent(t *testing.T) {
+	after := map[Outcome]bool{VerifierTimeout: true, RewardMissing: true, RewardInvalid: true,
+		RewardAmbiguous: true, VerifierNeedsNetwork: true, StorageExceeded: true, SolveTimeout: true}
+	for _, o := range []Outcome{Scored, BuildFailed, BuildTimeout, BuildNeedsNetwork,
+		EnvironmentUnhealthy, UnsupportedEnv, NoSolution, SolveTimeout, VerifierTimeout,
+		RewardMissing, RewardInvalid, RewardAmbiguous, VerifierNeedsNetwork, StorageExceeded,
+		EngineUnavailable, OutOfDisk, InfraError, PolicyUnavailable} {
+		if got := o.AfterAgent(); got != after[o] {
+			t.Errorf("%s.AfterAgent() = %t, want %t", o, got, after[o])
+		}
+		if o.AfterAgent() && !o.IsTaskDefect() {
+			t.Errorf("%s is AfterAgent but not a task defect", o)
+		}
+	}
+}
