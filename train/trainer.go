@@ -141,7 +141,7 @@ type Sample struct {
 	Exclusion string // why not
 	// ZeroedBy is the task-defect outcome scored 0 instead of excluded
 	// (trial.Outcome.AfterAgent: one the agent could have caused).
-	ZeroedBy string
+	ZeroedBy  string
 	Advantage float64
 }
 
