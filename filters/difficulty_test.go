@@ -44,6 +44,7 @@ func sampleLabels(t *testing.T) map[string]poolgen.Label {
 // solves some nl2bash-like tasks and, honestly, no kata (they need real
 // Python code). A second run comes entirely from the ledger.
 func TestDifficultyBuiltinOnSamplePool(t *testing.T) {
+	sandboxtest.Parallel(t)
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}

@@ -36,6 +36,7 @@ func sbTask(t *testing.T, dockerfile, testSh, solveSh string) []byte {
 // TestEnvAndFlakyStages runs the sandbox stages on one task per defect the
 // verifier gate must catch, on the real engine.
 func TestEnvAndFlakyStages(t *testing.T) {
+	sandboxtest.Parallel(t)
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}

@@ -43,6 +43,7 @@ func (p slowPolicy) Complete(context.Context, policy.Request) (policy.Completion
 // and counted in the pass rate and the evidence; the task is neither
 // dropped as defective nor left undecided.
 func TestDifficultyScoresAgentTimeouts(t *testing.T) {
+	sandboxtest.Parallel(t)
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}

@@ -100,6 +100,7 @@ func wantReward(t *testing.T, res []trial.Result, want float64) {
 
 // TestHarborFixtures: the contract on five tasks nobody here wrote.
 func TestHarborFixtures(t *testing.T) {
+	sandboxtest.Parallel(t)
 	b, runID := engine(t)
 	// Subtests run in parallel: hello-world's offline apt-get alone takes
 	// tens of seconds.
@@ -138,6 +139,7 @@ const quickToml = "[verifier]\ntimeout_sec = 20\n[agent]\ntimeout_sec = 20\n"
 
 // TestRewardContract covers each way a verifier can fail to give a reward.
 func TestRewardContract(t *testing.T) {
+	sandboxtest.Parallel(t)
 	b, runID := engine(t)
 	cases := []struct {
 		name, toml, test, solve string
@@ -179,6 +181,7 @@ func TestRewardContract(t *testing.T) {
 // TestRepeatsShareOneSandbox: N verifier runs on one post-solution state
 // cost one container start; --isolate costs N.
 func TestRepeatsShareOneSandbox(t *testing.T) {
+	sandboxtest.Parallel(t)
 	b, runID := engine(t)
 	task := synthetic(t, "repeats", quickToml, "#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt\n", "#!/bin/bash\ntouch /app/done\n")
 	res := run(t, b, runID, task, trial.Oracle, 5)
@@ -199,6 +202,7 @@ func TestRepeatsShareOneSandbox(t *testing.T) {
 // TestCancelLeavesNoContainer: cancelling mid-solve returns promptly and
 // leaves nothing (checked by engine's cleanup).
 func TestCancelLeavesNoContainer(t *testing.T) {
+	sandboxtest.Parallel(t)
 	b, runID := engine(t)
 	task := synthetic(t, "cancel", "[agent]\ntimeout_sec = 120\n", "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", "#!/bin/bash\nsleep 100\n")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -235,6 +239,7 @@ func (lateActor) Act(ctx context.Context, sb sandbox.Sandbox, _ *trial.Task) (tr
 // defect when the reference solution times out (solve_timeout) and a
 // scored, passed attempt when a policy agent does.
 func TestAgentTimeoutByKind(t *testing.T) {
+	sandboxtest.Parallel(t)
 	b, runID := engine(t)
 	task := synthetic(t, "late", "[agent]\ntimeout_sec = 2\n[verifier]\ntimeout_sec = 20\n",
 		"#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",

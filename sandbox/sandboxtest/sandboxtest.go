@@ -78,3 +78,14 @@ func Engine(t testing.TB, prefix string) (*docker.Engine, string) {
 	})
 	return d, runID
 }
+
+// Parallel marks a test that runs sandboxes as parallel on the fake
+// backend, where sandboxes cost milliseconds and nothing is timed against
+// a shared engine; on the real engine (TierEnv "docker") the test stays
+// sequential, so timing-sensitive verdicts do not compete for the cores.
+func Parallel(t *testing.T) {
+	t.Helper()
+	if os.Getenv(TierEnv) != "docker" {
+		t.Parallel()
+	}
+}
