@@ -454,3 +454,23 @@ func DiffWork(w *WorkReader, before, after Snapshot) error {
 	}
 	return nil
 }
+
+// WorkBackend is implemented by backends that can tell, before any
+// sandbox starts, whether their sandboxes collect work.
+type WorkBackend interface {
+	// CollectsWork is nil when every sandbox of the backend is a
+	// WorkCollector that works here, else why not (wrapping
+	// ErrWorkUnsupported).
+	CollectsWork() error
+}
+
+// CheckWork is what a command checks at startup for
+// --verifier-sandbox separate: nil when b's sandboxes collect work, else
+// an error wrapping ErrWorkUnsupported (a backend that does not say is
+// taken to be unable).
+func CheckWork(b Backend) error {
+	if wb, ok := b.(WorkBackend); ok {
+		return wb.CollectsWork()
+	}
+	return ErrWorkUnsupported
+}

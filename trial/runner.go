@@ -223,6 +223,19 @@ type Result struct {
 type Runner struct {
 	Backend sandbox.Backend
 	Logger  *slog.Logger
+	// VerifierSandbox is the mode of runs whose Options leave it unset
+	// (the --verifier-sandbox flag of every command that runs trials).
+	VerifierSandbox VerifierSandbox
+}
+
+// SettingsKey is what the runner's settings add to a stage's ledger
+// fingerprint, so verdicts of one verifier mode are never reused for the
+// other: "" in the default shared mode (earlier ledgers stay valid).
+func (r *Runner) SettingsKey() string {
+	if r != nil && r.VerifierSandbox == VerifierSeparate {
+		return " verifier-sandbox=separate"
+	}
+	return ""
 }
 
 const logTail = 8 << 10
@@ -232,6 +245,9 @@ const logTail = 8 << 10
 // backend cannot honour (sandbox.ErrWorkUnsupported).
 func (r *Runner) Run(ctx context.Context, t *Task, o Options) ([]Result, error) {
 	o = o.withDefaults()
+	if o.VerifierSandbox == "" {
+		o.VerifierSandbox = r.VerifierSandbox
+	}
 	if _, err := ParseVerifierSandbox(string(o.VerifierSandbox)); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/moby/moby/api/types/container"
@@ -16,7 +15,36 @@ var _ sandbox.WorkCollector = (*dockerSandbox)(nil)
 
 // errWorkRemote is a separate verifier sandbox asked of an engine whose
 // containers this process cannot reach through /proc.
-var errWorkRemote = errors.New("--verifier-sandbox separate needs the engine on this host, run as root (the agent's work is read through /proc/PID/root): " + sandbox.ErrWorkUnsupported.Error())
+var errWorkRemote = fmt.Errorf("the agent's work is read through /proc/PID/root, which needs the engine on this host and this process root: %w", sandbox.ErrWorkUnsupported)
+
+var (
+	_ sandbox.WorkBackend = (*Engine)(nil)
+	_ sandbox.WorkBackend = (*Fleet)(nil)
+)
+
+// CollectsWork implements sandbox.WorkBackend: the engine's containers
+// must be reachable through /proc (the direct mode).
+func (d *Engine) CollectsWork() error {
+	if !d.direct() {
+		return errWorkRemote
+	}
+	return nil
+}
+
+// CollectsWork implements sandbox.WorkBackend: every engine must collect.
+func (f *Fleet) CollectsWork() error {
+	for _, e := range f.engines {
+		if err := e.d.CollectsWork(); err != nil {
+			return fmt.Errorf("engine %s: %w", e.host, err)
+		}
+	}
+	return nil
+}
+
+// Work implements sandbox.WorkCollector for a fleet's sandbox.
+func (s *fleetSandbox) Work(ctx context.Context) (sandbox.Work, error) {
+	return sandbox.CollectWork(ctx, s.Sandbox)
+}
 
 // Work implements sandbox.WorkCollector: the engine's diff of the
 // container's writable layer (what `docker diff` shows) filtered by the

@@ -53,3 +53,8 @@ func (s *fakeSandbox) Work(ctx context.Context) (sandbox.Work, error) {
 	}
 	return w.Work(), nil
 }
+
+var _ sandbox.WorkBackend = (*Backend)(nil)
+
+// CollectsWork implements sandbox.WorkBackend: fake sandboxes always do.
+func (b *Backend) CollectsWork() error { return nil }
