@@ -172,7 +172,7 @@ func (w *WorkReader) Add(p string) error {
 	if int64(len(w.work.Entries)) >= MaxWorkEntries || w.bytes > MaxWorkBytes {
 		return &WorkTooLargeError{Entries: int64(len(w.work.Entries)), Bytes: w.bytes}
 	}
-	parent, err := openNoFollow(w.Root, path.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
+	parent, err := OpenNoFollow(w.Root, path.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}
@@ -283,8 +283,8 @@ func (w *WorkReader) Work() Work {
 	return out
 }
 
-// openNoFollow opens p below root with no symlink followed.
-func openNoFollow(root int, p string, flags uint64) (int, error) {
+// OpenNoFollow opens p below root with no symlink followed.
+func OpenNoFollow(root int, p string, flags uint64) (int, error) {
 	for {
 		fd, err := unix.Openat2(root, p, &unix.OpenHow{Flags: flags | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS})
@@ -375,24 +375,43 @@ type Snapshot map[string]Stamp
 // recording every entry the rule carries. Past MaxWorkEntries it fails.
 func TakeSnapshot(root int, workdir string) (Snapshot, error) {
 	snap := Snapshot{}
-	roots := WorkRoots
-	if wd := path.Clean(workdir); path.IsAbs(wd) && wd != "/" && !SystemPath(wd) {
-		roots = append([]string{wd}, roots...)
-	}
-	for _, r := range roots {
-		if err := walkNoFollow(root, r, workdir, snap); err != nil {
-			return nil, err
+	err := WalkWork(root, workdir, func(p string, st *unix.Stat_t) error {
+		if len(snap) >= MaxWorkEntries {
+			return &WorkTooLargeError{Entries: int64(len(snap))}
 		}
+		snap[p] = Stamp{Ino: int64(st.Ino), Ctime: st.Ctim.Nano(), Mtime: st.Mtim.Nano(), Mode: st.Mode}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return snap, nil
 }
 
-// walkNoFollow records p and, when it is a directory, what is below it.
-func walkNoFollow(root int, p, workdir string, snap Snapshot) error {
-	if _, seen := snap[p]; seen {
+// WalkWork calls fn for every entry below root (a directory descriptor)
+// that the work rule carries for workdir, parents before children, with
+// no symlink followed. Missing roots are skipped.
+func WalkWork(root int, workdir string, fn func(p string, st *unix.Stat_t) error) error {
+	roots := WorkRoots
+	if wd := path.Clean(workdir); path.IsAbs(wd) && wd != "/" && !SystemPath(wd) {
+		roots = append([]string{wd}, roots...)
+	}
+	seen := map[string]bool{}
+	for _, r := range roots {
+		if err := walkNoFollow(root, r, workdir, seen, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkNoFollow visits p and, when it is a directory, what is below it.
+func walkNoFollow(root int, p, workdir string, seen map[string]bool, fn func(string, *unix.Stat_t) error) error {
+	if seen[p] {
 		return nil
 	}
-	fd, err := openNoFollow(root, p, unix.O_PATH)
+	seen[p] = true
+	fd, err := OpenNoFollow(root, p, unix.O_PATH)
 	if err != nil {
 		return nil // missing, or a symlink on the way
 	}
@@ -402,14 +421,13 @@ func walkNoFollow(root int, p, workdir string, snap Snapshot) error {
 	if err != nil {
 		return nil
 	}
-	if len(snap) >= MaxWorkEntries {
-		return &WorkTooLargeError{Entries: int64(len(snap))}
+	if err := fn(p, &st); err != nil {
+		return err
 	}
-	snap[p] = Stamp{Ino: int64(st.Ino), Ctime: st.Ctim.Nano(), Mtime: st.Mtim.Nano(), Mode: st.Mode}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil
 	}
-	dfd, err := openNoFollow(root, p, unix.O_RDONLY|unix.O_DIRECTORY)
+	dfd, err := OpenNoFollow(root, p, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil
 	}
@@ -424,7 +442,7 @@ func walkNoFollow(root int, p, workdir string, snap Snapshot) error {
 		if !WorkPath(c, workdir) {
 			continue
 		}
-		if err := walkNoFollow(root, c, workdir, snap); err != nil {
+		if err := walkNoFollow(root, c, workdir, seen, fn); err != nil {
 			return err
 		}
 	}
