@@ -542,11 +542,17 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 		}
 		return nil, nil, nil, err
 	}
-	// The agent's sandbox is done: a limit it exceeded was measured by now.
+	// The agent's sandbox is done (a limit it exceeded was measured by
+	// now): it is removed while the verifier's starts.
 	if sandbox.Exceeded(sb) == nil {
-		if err := sb.Stop(context.WithoutCancel(ctx)); err != nil {
-			r.logger().Warn("agent sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
-		}
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			if err := sb.Stop(context.WithoutCancel(ctx)); err != nil {
+				r.logger().Warn("agent sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
+			}
+		}()
+		defer func() { <-stopped }()
 	}
 	fresh, err = r.Backend.Start(ctx, spec)
 	if err != nil {

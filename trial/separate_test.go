@@ -3,10 +3,13 @@ package trial_test
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
 	"github.com/otcurate/otcurate/trial/trialtest"
 )
@@ -153,4 +156,51 @@ func (n noWork) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sand
 		return nil, err
 	}
 	return struct{ sandbox.Sandbox }{sb}, nil
+}
+
+// BenchmarkVerifierSandbox measures one whole oracle run (build cached,
+// start, solve, verify once, teardown) of a small task in each verifier
+// mode, on the test tier's backend (OTCURATE_SANDBOX=docker for the
+// engine). It reports the median run and carry (collect the work, start
+// the verifier sandbox, apply the work) in seconds. Run with e.g.
+// -bench VerifierSandbox -benchtime 15x.
+func BenchmarkVerifierSandbox(b *testing.B) {
+	be, runID := sandboxtest.Backend(b, "bench-verifier-")
+	task := trialtest.Task(b, "bench-verifier", map[string]string{
+		"instruction.md":         "Do the thing.\n",
+		"task.toml":              "[verifier]\ntimeout_sec = 30\n",
+		"environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nRUN echo old > /app/old\n",
+		"tests/test.sh":          "#!/bin/bash\n[ \"$(cat /app/answer)\" = 42 ] && [ ! -e /app/old ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+		"solution/solve.sh":      "#!/bin/bash\necho 42 > /app/answer && rm /app/old && mkdir -p /app/src && for i in $(seq 1 50); do echo $i > /app/src/f$i; done\n",
+	})
+	r := &trial.Runner{Backend: be}
+	for _, mode := range []trial.VerifierSandbox{trial.VerifierShared, trial.VerifierSeparate} {
+		b.Run(string(mode), func(b *testing.B) {
+			var runs, carries []float64
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				res, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 1, VerifierSandbox: mode,
+					Labels: map[string]string{sandbox.LabelRun: runID}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res[0].Outcome != trial.Scored || res[0].Reward == nil || *res[0].Reward != 1 {
+					b.Fatalf("%s: %s %v (%s)", mode, res[0].Outcome, deref(res[0].Reward), res[0].Detail)
+				}
+				runs = append(runs, time.Since(t0).Seconds())
+				carries = append(carries, res[0].Durations.Carry)
+			}
+			b.ReportMetric(median(runs), "run-s")
+			b.ReportMetric(median(carries), "carry-s")
+		})
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }
