@@ -55,6 +55,11 @@ func (s *fleetSandbox) Work(ctx context.Context) (sandbox.Work, error) {
 // host). Both are filtered by the work rule (sandbox.WorkPath); contents
 // are read from the host below /proc/PID/root with no symlink followed.
 func (s *dockerSandbox) Work(ctx context.Context) (sandbox.Work, error) {
+	return s.work(ctx, true)
+}
+
+// work is Work; upper false skips the upper directory (tests compare both).
+func (s *dockerSandbox) work(ctx context.Context, upper bool) (sandbox.Work, error) {
 	if s.isStopped() {
 		return sandbox.Work{}, errSandboxStopped
 	}
@@ -70,11 +75,13 @@ func (s *dockerSandbox) Work(ctx context.Context) (sandbox.Work, error) {
 	}
 	defer unix.Close(root)
 	w := sandbox.WorkReader{Root: root, Workdir: s.workdir}
-	if ok, err := s.upperWork(ctx, &w); ok || err != nil {
-		if err != nil {
-			return sandbox.Work{}, err
+	if upper {
+		if ok, err := s.upperWork(ctx, &w); ok || err != nil {
+			if err != nil {
+				return sandbox.Work{}, err
+			}
+			return w.Work(), nil
 		}
-		return w.Work(), nil
 	}
 	w = sandbox.WorkReader{Root: root, Workdir: s.workdir}
 	diff, err := s.d.cli.ContainerDiff(ctx, s.id, client.ContainerDiffOptions{})
