@@ -423,7 +423,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	defer func() {
 		t0 := time.Now()
 		stopErr := sb.Stop(context.WithoutCancel(ctx))
-		d.Teardown = since(t0)
+		d.Teardown += since(t0) // after the verifier sandbox's, in separate mode
 		for i := range results {
 			results[i].Durations.Teardown = d.Teardown
 		}
@@ -482,6 +482,8 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 			return early, err
 		}
 		defer func() {
+			t0 := time.Now()
+			defer func() { d.Teardown += since(t0) }()
 			if err := fresh.Stop(context.WithoutCancel(ctx)); err != nil {
 				r.logger().Warn("verifier sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
 			}
