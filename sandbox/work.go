@@ -343,13 +343,13 @@ func ApplyWork(ctx context.Context, sb Sandbox, w Work) error {
 }
 
 // runScriptFile uploads script to a fresh random path and runs it as root
-// with bash (a file, so no command line grows past ARG_MAX).
+// with the image's sh (a file, so no command line grows past ARG_MAX).
 func runScriptFile(ctx context.Context, sb Sandbox, script string) error {
 	dir := "/tmp/.otcurate-apply-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if err := sb.Upload(ctx, dir, []bundle.Entry{{Name: "apply.sh", Kind: bundle.KindFile, Mode: 0o700, Data: []byte(script), Size: int64(len(script))}}); err != nil {
 		return err
 	}
-	res, err := sb.Exec(ctx, ExecRequest{Cmd: "bash " + dir + "/apply.sh; rc=$?; rm -rf -- " + dir + "; exit $rc", User: "root", Timeout: 5 * time.Minute})
+	res, err := sb.Exec(ctx, ExecRequest{Cmd: "sh " + dir + "/apply.sh; rc=$?; rm -rf -- " + dir + "; exit $rc", User: "root", Timeout: 5 * time.Minute})
 	if err != nil {
 		return err
 	}
