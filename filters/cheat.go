@@ -163,7 +163,7 @@ func (Cheat) Expensive() {}
 
 // Fingerprint implements pipeline.Fingerprinted.
 func (s Cheat) Fingerprint() string {
-	return fmt.Sprintf("cheat/v1 levels=touch,plausible,echo verifier<=%s", s.maxVerify())
+	return fmt.Sprintf("cheat/v1 levels=touch,plausible,echo verifier<=%s", s.maxVerify()) + s.Runner.SettingsKey()
 }
 
 func (s Cheat) maxVerify() time.Duration {

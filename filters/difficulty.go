@@ -176,5 +176,5 @@ func (s Difficulty) Fingerprint() string {
 		seed = *h.Sampling.Seed
 	}
 	return fmt.Sprintf("difficulty/v1 policy=%s k=%d rule=%s lo=%g hi=%g exhaustive=%t T=%g seed=%d turns=%d ctx=%d",
-		s.PolicyID, s.Attempts, s.Rule, s.Lo, s.Hi, s.Exhaustive, temp, seed, h.MaxTurns, h.ContextTokens)
+		s.PolicyID, s.Attempts, s.Rule, s.Lo, s.Hi, s.Exhaustive, temp, seed, h.MaxTurns, h.ContextTokens) + s.Runner.SettingsKey()
 }

@@ -174,5 +174,5 @@ func (s Flaky) Fingerprint() string {
 	if v <= 0 {
 		v = 20 * time.Second
 	}
-	return fmt.Sprintf("flaky/v2 repeats=%d sessions=%d verifier<=%s", r, min(n, r), v)
+	return fmt.Sprintf("flaky/v2 repeats=%d sessions=%d verifier<=%s", r, min(n, r), v) + s.Runner.SettingsKey()
 }

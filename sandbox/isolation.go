@@ -42,8 +42,11 @@ import (
 // image's shell. NetAttempts is not observable (ok false).
 //
 // In every mode test.sh itself runs through the image's bash and the
-// tools it calls (python3, pytest): an agent that replaced those can
-// still influence the verdict.
+// tools it calls (python3, pytest): in the agent's sandbox (the shared
+// verifier mode), an agent that replaced those can still influence the
+// verdict. The separate verifier mode (see WorkPath and
+// trial.VerifierSandbox) runs test.sh in a fresh sandbox holding only the
+// agent's work, where those tools are the image's own.
 type ShellIsolation struct {
 	// SB runs the commands (its Exec and Upload).
 	SB Sandbox

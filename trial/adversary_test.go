@@ -61,6 +61,11 @@ func TestAdversarialAgents(t *testing.T) {
 		// taskSide allows an outcome that blames the task instead of a
 		// scored 0 (the attack leaves the verifier unable to finish).
 		taskSide bool
+		// sharedGap: a tool the agent replaced decides the verdict, the
+		// documented gap of the shared mode (trial.VerifierSandbox); only
+		// the separate mode is held to a scored 0, the shared verdict is
+		// logged.
+		sharedGap bool
 	}{
 		// Processes left running into verification.
 		{name: "background loop writes reward", solve: wrong +
@@ -105,23 +110,37 @@ func TestAdversarialAgents(t *testing.T) {
 		// Outcomes the agent could once choose.
 		{name: "program prints a resolver error", solve: program("echo 'curl: (6) Could not resolve host: example.com'")},
 		{name: "kill -9 -1", solve: wrong + "kill -9 -1\n"},
+		// Attacks on what the separate mode carries.
+		{name: "workdir made a symlink to a tool directory", solve: wrong + fakeTool("cat", "echo 42") +
+			"cd / && rm -rf /app && ln -s /usr/local/bin /app\n", sharedGap: true},
+		{name: "tools planted in the home dot-directories and /tmp", solve: wrong +
+			"mkdir -p /root/.local/bin /tmp/bin && for d in /root/.local/bin /tmp/bin; do printf '#!/bin/sh\\necho 42\\n' > $d/cat; chmod +x $d/cat; done\n" +
+			"echo 'export PATH=/tmp/bin:$PATH' >> /root/.bashrc; echo 'PATH=/tmp/bin:$PATH' >> /etc/environment\n"},
+		{name: "replaced cat in a system path", solve: wrong + "printf '#!/bin/sh\\necho 42\\n' > /usr/bin/cat.new && chmod 755 /usr/bin/cat.new && mv -f /usr/bin/cat.new /usr/bin/cat\n", sharedGap: true},
 		{name: "kill -9 -1 from a daemon", solve: wrong + "setsid nohup bash -c 'sleep 0.5; kill -9 -1' >/dev/null 2>&1 &\n"},
 	}
+	// Every attack in both verifier modes: the separate sandbox must hold
+	// at least what the shared one does.
 	for _, tc := range cases {
-		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
-			task := synthetic(t, "adversary", adversaryToml, adversaryTest, tc.solve)
-			res := run(t, b, runID, task, trial.Oracle, 2)
-			for _, r := range res {
-				switch {
-				case r.Outcome.IsInfra():
-					t.Errorf("repeat %d: infrastructure outcome %s (%s)", r.Repeat, r.Outcome, r.Detail)
-				case r.Outcome == trial.Scored && (r.Reward == nil || *r.Reward != 0):
-					t.Errorf("repeat %d: forged reward %v (%s)\n%s", r.Repeat, deref(r.Reward), r.Detail, r.Log)
-				case r.Outcome != trial.Scored && (!tc.taskSide || !r.Outcome.IsTaskDefect()):
-					t.Errorf("repeat %d: outcome %s (%s), want scored 0", r.Repeat, r.Outcome, r.Detail)
+		for _, mode := range []trial.VerifierSandbox{trial.VerifierShared, trial.VerifierSeparate} {
+			t.Run(string(mode)+"/"+strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+				task := synthetic(t, "adversary", adversaryToml, adversaryTest, tc.solve)
+				res := runMode(t, b, runID, task, mode, 2)
+				if tc.sharedGap && mode == trial.VerifierShared {
+					return // the documented gap: logged by runMode
 				}
-			}
-		})
+				for _, r := range res {
+					switch {
+					case r.Outcome.IsInfra():
+						t.Errorf("repeat %d: infrastructure outcome %s (%s)", r.Repeat, r.Outcome, r.Detail)
+					case r.Outcome == trial.Scored && (r.Reward == nil || *r.Reward != 0):
+						t.Errorf("repeat %d: forged reward %v (%s)\n%s", r.Repeat, deref(r.Reward), r.Detail, r.Log)
+					case r.Outcome != trial.Scored && (!tc.taskSide || !r.Outcome.IsTaskDefect()):
+						t.Errorf("repeat %d: outcome %s (%s), want scored 0", r.Repeat, r.Outcome, r.Detail)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -136,6 +136,54 @@ type Options struct {
 	// Rebuild builds the environment even when its image is cached,
 	// without the layer cache.
 	Rebuild bool
+	// VerifierSandbox is where test.sh runs: VerifierShared ("" too) in
+	// the agent's sandbox, VerifierSeparate in a fresh one carrying only
+	// the agent's work.
+	VerifierSandbox VerifierSandbox
+}
+
+// VerifierSandbox selects where the verifier runs.
+//
+// Shared (the default): in the agent's own sandbox, after every process
+// the agent started is killed and /tests and /logs/verifier are created
+// afresh; the reward is read host-side (see Runner.verify). What it
+// cannot guarantee: test.sh runs the image's bash, python3, pytest and
+// libraries as the agent left them, so an agent that replaced one of
+// them (a python3 wrapper that writes reward 1) can still decide the
+// verdict.
+//
+// Separate: once the agent is done, its processes are killed, its work
+// is collected by the rule of sandbox.WorkPath (what it changed in the
+// workdir, /app, /home, /root and /tmp; never system paths, never the
+// dot-files of a home directory), its sandbox is stopped, and a fresh
+// sandbox from the same image receives the work and runs every verifier
+// repeat of the session (one fresh sandbox per session, so repeats see
+// each other's leftovers as they do in shared mode). A tool the agent
+// replaced in a system path is not the one that runs. What it cannot
+// guarantee: code in the carried work itself (a conftest.py, a module
+// the verifier imports from the workdir) still runs; and a solution
+// relying on packages the agent installed into system paths fails. Work
+// past sandbox.MaxWorkEntries or MaxWorkBytes scores 0. It needs a
+// backend whose sandboxes collect work (sandbox.WorkCollector: Docker
+// with the engine on this host, and the fake); elsewhere Run fails at
+// once with sandbox.ErrWorkUnsupported.
+type VerifierSandbox string
+
+// The verifier sandbox modes.
+const (
+	VerifierShared   VerifierSandbox = "shared"
+	VerifierSeparate VerifierSandbox = "separate"
+)
+
+// ParseVerifierSandbox checks a --verifier-sandbox value ("" is shared).
+func ParseVerifierSandbox(s string) (VerifierSandbox, error) {
+	switch VerifierSandbox(s) {
+	case "", VerifierShared:
+		return VerifierShared, nil
+	case VerifierSeparate:
+		return VerifierSeparate, nil
+	}
+	return "", fmt.Errorf("--verifier-sandbox %q: want shared or separate", s)
 }
 
 // Durations are per-phase wall times in seconds.
@@ -145,6 +193,9 @@ type Durations struct {
 	Solve    float64 `json:"solve"`
 	Verify   float64 `json:"verify"`   // the whole verify phase (copy tests, run, read back)
 	Verifier float64 `json:"verifier"` // test.sh alone
+	// Carry is the separate verifier sandbox's overhead: collect the
+	// agent's work, start a fresh sandbox, apply the work.
+	Carry    float64 `json:"carry,omitempty"`
 	Teardown float64 `json:"teardown"`
 }
 
@@ -172,14 +223,34 @@ type Result struct {
 type Runner struct {
 	Backend sandbox.Backend
 	Logger  *slog.Logger
+	// VerifierSandbox is the mode of runs whose Options leave it unset
+	// (the --verifier-sandbox flag of every command that runs trials).
+	VerifierSandbox VerifierSandbox
+}
+
+// SettingsKey is what the runner's settings add to a stage's ledger
+// fingerprint, so verdicts of one verifier mode are never reused for the
+// other: "" in the default shared mode (earlier ledgers stay valid).
+func (r *Runner) SettingsKey() string {
+	if r != nil && r.VerifierSandbox == VerifierSeparate {
+		return " verifier-sandbox=separate"
+	}
+	return ""
 }
 
 const logTail = 8 << 10
 
 // Run executes the agent and Repeats verifier runs. It returns one result
-// per repeat. The error is reserved for cancellation.
+// per repeat. The error is reserved for cancellation and for options the
+// backend cannot honour (sandbox.ErrWorkUnsupported).
 func (r *Runner) Run(ctx context.Context, t *Task, o Options) ([]Result, error) {
 	o = o.withDefaults()
+	if o.VerifierSandbox == "" {
+		o.VerifierSandbox = r.VerifierSandbox
+	}
+	if _, err := ParseVerifierSandbox(string(o.VerifierSandbox)); err != nil {
+		return nil, err
+	}
 	if o.Actor != nil {
 		o.Agent = Agent(o.Actor.Name())
 	}
@@ -237,6 +308,9 @@ func retryInfra[T any](ctx context.Context, r *Runner, t *Task, o Options, attem
 		}
 		if ctx.Err() != nil {
 			return zero, ctx.Err()
+		}
+		if errors.Is(infra, sandbox.ErrWorkUnsupported) { // a setting, not a failure
+			return zero, infra
 		}
 		if n >= o.InfraRetries {
 			return giveUp(infra), nil
@@ -326,13 +400,14 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 
 	// Start (and wait for the healthcheck).
 	t0 = time.Now()
-	sb, err := r.Backend.Start(ctx, sandbox.StartSpec{
+	spec := sandbox.StartSpec{
 		Image: img, Workdir: cfg.Environment.Workdir, Env: cfg.Environment.Env,
 		Network:     o.AllowNetwork && cfg.Environment.NetworkMode != "no-network",
 		Resources:   sandbox.Resources{CPUs: cfg.Environment.CPUs, MemoryMB: cfg.Environment.MemoryMB, StorageMB: cfg.Environment.StorageMB},
 		Labels:      mergeLabels(o.Labels, map[string]string{sandbox.LabelTask: t.Path, sandbox.LabelEnv: t.Bundle.EnvHash}),
 		Healthcheck: cfg.Environment.Healthcheck,
-	})
+	}
+	sb, err := r.Backend.Start(ctx, spec)
 	d.Start = since(t0)
 	if err != nil {
 		var he *sandbox.HealthcheckError
@@ -348,7 +423,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	defer func() {
 		t0 := time.Now()
 		stopErr := sb.Stop(context.WithoutCancel(ctx))
-		d.Teardown = since(t0)
+		d.Teardown += since(t0) // after the verifier sandbox's, in separate mode
 		for i := range results {
 			results[i].Durations.Teardown = d.Teardown
 		}
@@ -396,10 +471,30 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		return res, nil
 	}
 
+	// In separate mode the verifier gets a fresh sandbox with the work.
+	vsb, sandboxes := sb, 1
+	var carryWarnings []string
+	if o.VerifierSandbox == VerifierSeparate && repeats > 0 {
+		t0 = time.Now()
+		fresh, early, warns, err := r.separate(ctx, t, o, sb, spec, repeats, first, *d, act)
+		d.Carry = since(t0)
+		if err != nil || early != nil {
+			return early, err
+		}
+		defer func() {
+			t0 := time.Now()
+			defer func() { d.Teardown += since(t0) }()
+			if err := fresh.Stop(context.WithoutCancel(ctx)); err != nil {
+				r.logger().Warn("verifier sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
+			}
+		}()
+		vsb, sandboxes, carryWarnings = fresh, 2, warns
+	}
+
 	// Verify, repeatedly, on the same post-solution state.
 	for i := 0; i < repeats; i++ {
 		t0 = time.Now()
-		res, err := r.verify(ctx, sb, t, o)
+		res, err := r.verify(ctx, vsb, t, o)
 		if err != nil {
 			if sandbox.IsExited(err) {
 				return append(results, stoppedResults(t, o, repeats-i, first+i, *d, act, err)...), nil
@@ -410,9 +505,10 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		res.Durations = *d
 		res.Durations.Verify, res.Durations.Verifier = since(t0), verifier
 		res.Repeat, res.Agent, res.Task = first+i, o.Agent, t.Path
-		res.SolveExit, res.ImageCached, res.Sandboxes = act.Exit, img.Cached, 1
+		res.SolveExit, res.ImageCached, res.Sandboxes = act.Exit, img.Cached, sandboxes
 		res.Warnings = append(res.Warnings, img.Warnings...)
 		res.Warnings = append(res.Warnings, sandbox.WarningsOf(sb)...)
+		res.Warnings = append(res.Warnings, carryWarnings...)
 		res.Trajectory = act.Trajectory
 		if act.TimedOut {
 			applyTimeout(&res, KindOf(actor), cfg.Agent.TimeoutSec)
@@ -423,6 +519,63 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		}
 	}
 	return results, nil
+}
+
+// separate carries the agent's work from sb to a fresh sandbox started
+// from spec (see VerifierSandbox) and stops sb. It returns the fresh
+// sandbox, or the session's results when the agent decided them (it
+// stopped its sandbox, or its work is too large to carry: scored 0), or
+// an infrastructure error.
+func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sandbox, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport) (fresh sandbox.Sandbox, early []Result, warnings []string, err error) {
+	if err := sb.KillAll(ctx); err != nil {
+		if sandbox.IsExited(err) {
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
+		}
+		return nil, nil, nil, err
+	}
+	work, err := sandbox.CollectWork(ctx, sb)
+	if err != nil {
+		var big *sandbox.WorkTooLargeError
+		switch {
+		case errors.As(err, &big):
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
+		case sandbox.IsExited(err):
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
+		}
+		return nil, nil, nil, err
+	}
+	// The agent's sandbox is done (a limit it exceeded was measured by
+	// now): it is removed while the verifier's starts.
+	if sandbox.Exceeded(sb) == nil {
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			if err := sb.Stop(context.WithoutCancel(ctx)); err != nil {
+				r.logger().Warn("agent sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
+			}
+		}()
+		defer func() { <-stopped }()
+	}
+	fresh, err = r.Backend.Start(ctx, spec)
+	if err != nil {
+		var he *sandbox.HealthcheckError
+		if errors.As(err, &he) {
+			res := fill(t, o, repeats, first, EnvironmentUnhealthy, "the verifier sandbox: "+he.Error())
+			for i := range res {
+				res[i].Durations, res[i].Sandboxes, res[i].Trajectory = d, 2, act.Trajectory
+			}
+			return nil, res, nil, nil
+		}
+		return nil, nil, nil, err
+	}
+	if err := sandbox.ApplyWork(ctx, fresh, work); err != nil {
+		_ = fresh.Stop(context.WithoutCancel(ctx))
+		return nil, nil, nil, err
+	}
+	if n := len(work.Skipped); n > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d changed path(s) not carried to the verifier sandbox, e.g. %s", n, work.Skipped[0]))
+	}
+	return fresh, nil, warnings, nil
 }
 
 // stoppedResults scores 0 the repeats of a sandbox that stopped after

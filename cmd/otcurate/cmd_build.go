@@ -17,7 +17,6 @@ import (
 	"github.com/otcurate/otcurate/reports"
 	"github.com/otcurate/otcurate/rundir"
 	"github.com/otcurate/otcurate/sandbox"
-	"github.com/otcurate/otcurate/trial"
 )
 
 type buildOptions struct {
@@ -31,6 +30,7 @@ type buildOptions struct {
 	lint      string
 	repeats   int
 	sandboxes string // --sandbox SPEC: where sandboxes run
+	verifier  string // --verifier-sandbox MODE
 
 	stratify   string
 	maxBuild   time.Duration
@@ -60,6 +60,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.envRepeats, "env-repeats", 1, "env stage: measurements per unique environment (the later ones rebuilt without cache); any disagreement drops it as environment_unstable")
 	f.IntVar(&o.repeats, "flaky-repeats", 9, "flaky stage: oracle verifier runs per task (stops at the first disagreement)")
 	addSandboxFlag(f, &o.sandboxes)
+	addVerifierSandboxFlag(f, &o.verifier)
 	f.IntVar(&o.attempts, "difficulty-attempts", 8, "difficulty stage: attempts per task (k)")
 	f.StringVar(&o.rule, "difficulty-rule", filters.RuleSolvable, "difficulty stage keep rule: solvable (pass@k > 0, the reference rule) or band")
 	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
@@ -167,7 +168,9 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 				strings.Join(filters.SandboxStages(names), ","), err, strings.Join(filters.StaticStages(), ","))
 		}
 		defer backend.Close()
-		fopts.Runner = &trial.Runner{Backend: backend, Logger: g.logger}
+		if fopts.Runner, err = newRunner(g, backend, o.verifier); err != nil {
+			return err
+		}
 		fopts.Labels = map[string]string{sandbox.LabelRun: runID}
 	}
 	stages, err := filters.Build(names, fopts)

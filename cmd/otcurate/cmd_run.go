@@ -37,6 +37,7 @@ func newRunCmd(g *globals) *cobra.Command {
 		trajFile  string
 		pol       policyOptions
 	)
+	var verifierMode string // --verifier-sandbox
 	cmd := &cobra.Command{
 		Use:     "run TASK",
 		GroupID: "curate",
@@ -76,7 +77,10 @@ Exit code 0 only when every repeat passed (scored, reward ≥ 1); 3 otherwise.`,
 				return err
 			}
 			defer backend.Close()
-			runner := &trial.Runner{Backend: backend, Logger: g.logger}
+			runner, err := newRunner(g, backend, verifierMode)
+			if err != nil {
+				return err
+			}
 			opts := trial.Options{Agent: trial.Agent(agentName), Repeats: repeats,
 				Isolate: isolate, AllowNetwork: network, Labels: map[string]string{sandbox.LabelRun: runID}}
 			if actor != nil {
@@ -118,6 +122,7 @@ Exit code 0 only when every repeat passed (scored, reward ≥ 1); 3 otherwise.`,
 	f.BoolVar(&network, "allow-network", false, "give the sandbox network when the task asks for it (offline by default)")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	addSandboxFlag(f, &sandboxes)
+	addVerifierSandboxFlag(f, &verifierMode)
 	f.StringVar(&runID, "run-id", "", "label the run's sandboxes with this id (default: time and random)")
 	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions([]string{"oracle", "nop", "policy"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

@@ -9,7 +9,35 @@ import (
 
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/backends"
+	"github.com/otcurate/otcurate/trial"
 )
+
+// verifierSandboxHelp documents --verifier-sandbox (trial.VerifierSandbox
+// has the guarantees of each mode).
+const verifierSandboxHelp = "where test.sh runs: shared (in the agent's sandbox, after its processes are killed) or separate " +
+	"(in a fresh sandbox from the task image carrying only the agent's work, so a tool the agent replaced is not the one that runs; " +
+	"Docker with the engine on this host and the fake backend only); see otcurate help sandbox"
+
+// addVerifierSandboxFlag registers --verifier-sandbox MODE.
+func addVerifierSandboxFlag(f *pflag.FlagSet, mode *string) {
+	f.StringVar(mode, "verifier-sandbox", string(trial.VerifierShared), verifierSandboxHelp)
+}
+
+// newRunner is a command's trial runner on backend with the
+// --verifier-sandbox mode: an unknown mode, or separate on a backend whose
+// sandboxes cannot collect the agent's work, is a usage error at startup.
+func newRunner(g *globals, backend sandbox.Backend, mode string) (*trial.Runner, error) {
+	m, err := trial.ParseVerifierSandbox(mode)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	if m == trial.VerifierSeparate {
+		if err := sandbox.CheckWork(backend); err != nil {
+			return nil, usageErr(fmt.Errorf("--verifier-sandbox separate: %w", err))
+		}
+	}
+	return &trial.Runner{Backend: backend, Logger: g.logger, VerifierSandbox: m}, nil
+}
 
 // sandboxFlagHelp documents --sandbox; the details are in `otcurate help
 // sandbox` (backends.Help).

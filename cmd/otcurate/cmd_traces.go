@@ -9,12 +9,12 @@ import (
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/traces"
-	"github.com/otcurate/otcurate/trial"
 )
 
 func newTracesCmd(g *globals) *cobra.Command {
 	var (
 		data, out, sandboxes string
+		verifierMode         string
 		attempts, perTask    int
 		minReward            float64
 		pol                  policyOptions
@@ -50,8 +50,12 @@ least --min-reward. Infrastructure failures are counted, never exported.`,
 				return err
 			}
 			defer backend.Close()
+			runner, err := newRunner(g, backend, verifierMode)
+			if err != nil {
+				return err
+			}
 			st, err := traces.Export(cmd.Context(), traces.Options{
-				Source: src, Runner: &trial.Runner{Backend: backend, Logger: g.logger}, Policy: p,
+				Source: src, Runner: runner, Policy: p,
 				Harness: pol.harnessConfig(), Limits: g.limits(), Labels: map[string]string{sandbox.LabelRun: runID},
 				Output: out, Attempts: attempts, PerTask: perTask, MinReward: minReward, Workers: g.workers, Logger: g.logger,
 			})
@@ -71,6 +75,7 @@ least --min-reward. Infrastructure failures are counted, never exported.`,
 	f.IntVar(&perTask, "per-task", 1, "solved trajectories to keep per task")
 	f.Float64Var(&minReward, "min-reward", 1, "reward a trajectory needs to be exported")
 	addSandboxFlag(f, &sandboxes)
+	addVerifierSandboxFlag(f, &verifierMode)
 	pol.addFlags(f, 0.7)
 	_ = cmd.MarkFlagRequired("data")
 	_ = cmd.MarkFlagRequired("output")

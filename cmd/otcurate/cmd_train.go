@@ -14,11 +14,11 @@ import (
 	"github.com/otcurate/otcurate/reports"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/train"
-	"github.com/otcurate/otcurate/trial"
 )
 
 type trainOptions struct {
 	data, eval, runDir, sandboxes             string
+	verifier                                  string // --verifier-sandbox MODE
 	groupSize, batchTasks, steps              int
 	minGroup, evalEvery, epochs               int
 	rollouts, lrDecaySteps                    int
@@ -84,6 +84,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
 	f.DurationVar(&o.learnerTimeout, "learner-timeout", 2*time.Hour, "openai policy: how long to wait for the learner's next version")
 	addSandboxFlag(f, &o.sandboxes)
+	addVerifierSandboxFlag(f, &o.verifier)
 	o.pol.addFlags(f, 1)
 	f.Int64Var(&o.pol.seed, "seed", 1, "seed of task sampling and of the policy's draws (same as --policy-seed)")
 	_ = cmd.MarkFlagRequired("data")
@@ -145,6 +146,10 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 		return err
 	}
 	defer backend.Close()
+	runner, err := newRunner(g, backend, o.verifier)
+	if err != nil {
+		return err
+	}
 	id, err := o.pol.identity()
 	if err != nil {
 		return err
@@ -160,8 +165,9 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	if o.skipSolved > 0 {
 		fp += fmt.Sprintf(" skip_solved=%d", o.skipSolved)
 	}
+	fp += runner.SettingsKey() // verdicts of one verifier mode are not the other's
 	_, err = train.Run(cmd.Context(), train.Options{
-		Data: data, Eval: eval, Runner: &trial.Runner{Backend: backend, Logger: g.logger},
+		Data: data, Eval: eval, Runner: runner,
 		Labels: map[string]string{sandbox.LabelRun: runID}, Limits: g.limits(), Policy: p, Learner: learner,
 		Harness: o.pol.harnessConfig(), GroupSize: o.groupSize, BatchTasks: o.batchTasks, Steps: o.steps,
 		Seed: o.pol.seed, MinGroup: o.minGroup, SkipSolved: o.skipSolved, EvalEvery: o.evalEvery, Workers: o.rollouts, RunDir: o.runDir,

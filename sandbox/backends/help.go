@@ -68,5 +68,33 @@ Fake (fake):
   OTCURATE_FAKE_DIR                image layers and sandbox state (default
                                    $TMPDIR/otcurate-fake)
 
+Where the verifier runs (--verifier-sandbox, on run, build, filter, train and
+traces):
+  shared (default)  in the agent's sandbox, after every process the agent started
+                    is killed; /tests and /logs/verifier are created afresh and the
+                    reward is read from the host side. Not covered: test.sh runs
+                    the image's bash, python3 and pytest as the agent left them, so
+                    a tool the agent replaced can still decide the verdict.
+  separate          once the agent is done, its work is collected, its sandbox
+                    stopped, and test.sh runs in a fresh sandbox from the task
+                    image holding only that work (one per session; repeats share
+                    it). The work is what the agent changed below the workdir,
+                    /app, /home, /root and /tmp: regular files, directories and
+                    symlinks (kept as links), with modes and owners, and the
+                    deletions of files the image had. Never carried: /usr, /bin,
+                    /sbin, /lib*, /etc, /opt, /var, /boot, /run, /srv, /mnt,
+                    /media, /proc, /sys, /dev, /logs, /tests, /solution, the
+                    dot-entries at the top of a home (~/.local holds python's user
+                    site-packages), FIFOs, sockets and devices. Work over 50,000
+                    entries or 512 MiB scores 0. Not covered: code in the work
+                    itself that the verifier runs or imports (a conftest.py in the
+                    workdir); and a solution that needs packages the agent
+                    installed into system paths fails (the image must hold them).
+                    Supported by the Docker backend with the engine on this host
+                    and this process root (changes come from the engine's diff,
+                    contents are read through /proc/PID/root) and by fake; remote
+                    engines, kube and daytona refuse it at startup. Costs one more
+                    sandbox start per session (about 0.3 s on a local engine).
+
 Every backend labels what it creates with the run id; "otcurate sandbox gc
 --sandbox SPEC" removes what killed runs left behind.`

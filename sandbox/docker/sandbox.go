@@ -51,6 +51,7 @@ type dockerSandbox struct {
 	mainProc      procID // the init's child: gone means the sandbox ends
 	shellBaseline string
 
+	workdir  string        // the sandbox's workdir (the spec's, else the image's)
 	storage  *storageWatch // nil: no storage watchdog (none needed or the driver enforces a quota)
 	warnings []string      // what Start adjusted to the host (Warner)
 }
@@ -91,7 +92,10 @@ func (d *Engine) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.San
 	for _, w := range created.Warnings {
 		d.log.Warn("engine warning on create", "container", shortID(created.ID), "warning", w)
 	}
-	sb := &dockerSandbox{d: d, id: created.ID, exited: make(chan struct{}), warnings: warnings}
+	sb := &dockerSandbox{d: d, id: created.ID, exited: make(chan struct{}), warnings: warnings, workdir: facts.workdir}
+	if spec.Workdir != "" {
+		sb.workdir = spec.Workdir
+	}
 	if !quota && spec.Resources.StorageMB > 0 {
 		sb.watchStorage(spec.Resources.StorageMB)
 	}
@@ -179,8 +183,9 @@ func (s *dockerSandbox) directRoot(ctx context.Context) *directRoot {
 
 // imageFacts is what Start needs to know of an image.
 type imageFacts struct {
-	entrypoint bool // the image has an ENTRYPOINT
-	logDirs    bool // /logs/{agent,verifier,artifacts} are baked in (LabelLogDirs)
+	entrypoint bool   // the image has an ENTRYPOINT
+	workdir    string // the image's WORKDIR
+	logDirs    bool   // /logs/{agent,verifier,artifacts} are baked in (LabelLogDirs)
 }
 
 // imageFacts inspects an image.
@@ -192,7 +197,8 @@ func (d *Engine) imageFacts(ctx context.Context, ref string) (imageFacts, error)
 	if res.Config == nil {
 		return imageFacts{}, nil
 	}
-	return imageFacts{entrypoint: len(res.Config.Entrypoint) > 0, logDirs: res.Config.Labels[sandbox.LabelLogDirs] == "1"}, nil
+	return imageFacts{entrypoint: len(res.Config.Entrypoint) > 0, logDirs: res.Config.Labels[sandbox.LabelLogDirs] == "1",
+		workdir: res.Config.WorkingDir}, nil
 }
 
 // imageEntrypoint reports whether the image has an ENTRYPOINT.

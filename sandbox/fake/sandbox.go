@@ -33,6 +33,8 @@ type fakeSandbox struct {
 	// its own (NetAttempts can count its attempts).
 	baseline     string
 	privateNetNS bool
+	// workSnap: the work roots when Start returned (Work compares).
+	workSnap sandbox.Snapshot
 
 	mu        sync.Mutex
 	stopped   bool
@@ -92,6 +94,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sa
 		_ = s.Stop(ctx)
 		return nil, err
 	}
+	s.snapshotWork()
 	b.log.Debug("sandbox started", "sandbox", c.id[:12], "image", spec.Image.Ref)
 	return s, nil
 }
