@@ -111,6 +111,12 @@ func (b *Backend) podSpec(spec sandbox.StartSpec) *corev1.Pod {
 		// The kubelet evicts a pod past its ephemeral-storage limit (the
 		// writable layer, logs and emptyDirs together).
 		res.Limits[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(mbBytes(st), resource.BinarySI)
+		// An explicit zero request: without one the request defaults to
+		// the limit, and a node whose free disk is below one task's bound
+		// (Harbor's default storage_mb is 10 GiB) could schedule no pod.
+		// The limit is enforced; the scheduler reserves no disk, as it did
+		// before storage_mb was honoured.
+		res.Requests[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(0, resource.BinarySI)
 	}
 	no, share, grace := false, true, int64(1)
 	pullPolicy := corev1.PullIfNotPresent

@@ -21,6 +21,9 @@ func TestPodSpecLimits(t *testing.T) {
 	if q := c.Resources.Limits[corev1.ResourceEphemeralStorage]; q.Value() != 512<<20 {
 		t.Errorf("ephemeral-storage limit %s, want 512Mi", q.String())
 	}
+	if q, ok := c.Resources.Requests[corev1.ResourceEphemeralStorage]; !ok || !q.IsZero() {
+		t.Errorf("ephemeral-storage request %s (set %t), want an explicit 0 (the limit would be the request)", q.String(), ok)
+	}
 	if q := c.Resources.Limits[corev1.ResourceMemory]; q.Value() != 1<<40 {
 		t.Errorf("memory limit %s, want 1Ti", q.String())
 	}
