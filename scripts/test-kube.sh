@@ -65,7 +65,7 @@ job_wait() {
 }
 
 log "Go tests of the Kubernetes backend"
-OTCURATE_REQUIRE_KUBE=1 OTCURATE_REQUIRE_DOCKER=1 go test -count=1 -timeout 20m ./sandbox/kube/
+OTCURATE_KUBE_NETPOL_UNENFORCED="scripts/kube.sh uses the bridge CNI plugin, which does not implement NetworkPolicy" OTCURATE_REQUIRE_KUBE=1 OTCURATE_REQUIRE_DOCKER=1 go test -count=1 -timeout 20m ./sandbox/kube/
 
 log "parity: $TASKS generated tasks on Docker vs $SHARDS Indexed-Job shards on Kubernetes + merge"
 go build -o "$BIN" ./cmd/otcurate

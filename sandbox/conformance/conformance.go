@@ -54,6 +54,11 @@ type Harness struct {
 	// that isolates by policy, like Kubernetes' deny-all NetworkPolicy,
 	// keeps its interfaces and must give a probe).
 	NetworkProbe string
+	// NetworkUnenforced, when set, says why this deployment cannot keep a
+	// sandbox without Network off the probe (e.g. a Kubernetes CNI that
+	// does not implement NetworkPolicy): the suite then logs what such a
+	// sandbox reaches instead of failing. Only a test cluster should set it.
+	NetworkUnenforced string
 	// HostProcesses: the sandbox's processes are visible in this host's
 	// /proc (a local Docker engine, the fake). The suite then also checks
 	// that Stop kills processes left in the background, which no API of

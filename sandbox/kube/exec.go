@@ -29,6 +29,9 @@ const (
 	streamGrace = 5 * time.Second
 	// exitNotFound is Download's exit code for a missing file.
 	exitNotFound = 44
+	// exitNotRegular is Download's exit code for a path that is not a
+	// regular file (a directory).
+	exitNotRegular = 45
 )
 
 var errStopped = errors.New("sandbox is stopped")
@@ -260,10 +263,15 @@ func (s *podSandbox) Download(ctx context.Context, path string, max int64) ([]by
 	if max <= 0 {
 		max = 1 << 40
 	}
-	script := fmt.Sprintf(`[ -f "$1" ] || exit %d; head -c "$2" -- "$1"`, exitNotFound)
+	script := fmt.Sprintf(`[ -e "$1" ] || exit %d; [ -f "$1" ] || exit %d; head -c "$2" -- "$1"`, exitNotFound, exitNotRegular)
 	out, err := s.run(ctx, "read "+path, nil, "sh", "-c", script, "sh", path, strconv.FormatInt(max, 10))
-	if ee := (*exitErr)(nil); errors.As(err, &ee) && ee.code == exitNotFound {
-		return nil, sandbox.ErrNotFound
+	if ee := (*exitErr)(nil); errors.As(err, &ee) {
+		switch ee.code {
+		case exitNotFound:
+			return nil, sandbox.ErrNotFound
+		case exitNotRegular:
+			return nil, fmt.Errorf("read %s: %w", path, sandbox.ErrNotRegular)
+		}
 	}
 	if err != nil {
 		return nil, err
