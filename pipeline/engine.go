@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/stream"
@@ -93,6 +95,9 @@ type Result struct {
 	arena       *blobArena       // the bundles held for the output (Engine.RetainBlobs)
 	blobs       map[*Task][]byte // the held bundles, in the arena; the output reads the kept tasks'
 	outOfShard  map[*Task]bool   // tasks the intake placed outside the run's shard
+	// shardMu guards outOfShard: the reader marks the rows the intake
+	// decides without decoding, the sink the ones it placed after hashing.
+	shardMu sync.Mutex
 }
 
 // ReleaseBlobs frees the bundles the engine held for the output.
@@ -106,6 +111,8 @@ func (r *Result) ReleaseBlobs() {
 }
 
 func (r *Result) setOutOfShard(t *Task) {
+	r.shardMu.Lock()
+	defer r.shardMu.Unlock()
 	if r.outOfShard == nil {
 		r.outOfShard = make(map[*Task]bool)
 	}
@@ -260,6 +267,9 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 	var seenPaths pool.PathSet
 	interrupted := false // set by the (sequential) callbacks
 	var sinkErr error
+	// sinkFailed tells the reader (another goroutine) to stop once a
+	// decision could not be written; sinkErr itself is the sink's.
+	var sinkFailed atomic.Bool
 	var busy = make([]time.Duration, len(stages))
 	s := stream.New().WithMaxGoroutines(e.Workers)
 	skip := func(idx int64) bool { return alive != nil && alive[idx] == nil }
@@ -287,6 +297,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		}
 		if en.decided != nil {
 			e.record(en.task, []Outcome{*en.decided}, []time.Duration{0}, names[:1], sums, &sinkErr)
+			sinkFailed.Store(sinkErr != nil)
 			if e.Progress != nil {
 				e.Progress.Advance(1)
 			}
@@ -311,6 +322,7 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 			busy[i] += d
 		}
 		e.record(en.task, r.outcomes, r.durations, names, sums, &sinkErr)
+		sinkFailed.Store(sinkErr != nil)
 		if r.blob != nil && en.task.Alive && res.arena != nil {
 			res.blobs[en.task] = res.arena.add(r.blob)
 		}
@@ -379,8 +391,8 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		each = lender.EachBorrowed
 	}
 	readErr := each(ctx, skip, func(rec pool.Record) error {
-		if sinkErr != nil {
-			return sinkErr
+		if sinkFailed.Load() {
+			return errSinkFailed
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -438,14 +450,18 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		}
 	}
 	e.Logger.Info("pass finished", "stages", names, "seconds", round(wall))
-	if readErr != nil {
-		return fmt.Errorf("reading pool %s: %w", e.Source, readErr)
-	}
 	if sinkErr != nil {
 		return sinkErr
 	}
+	if readErr != nil {
+		return fmt.Errorf("reading pool %s: %w", e.Source, readErr)
+	}
 	return ctx.Err()
 }
+
+// errSinkFailed stops the reader once a decision could not be written (the
+// pass then returns the sink's own error).
+var errSinkFailed = errors.New("the decision sink failed")
 
 // Slabs hold the blobs of a batch (see runItems).
 const (
