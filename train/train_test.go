@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/policy"
@@ -119,11 +119,16 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	pc := builtin.New(seed)
 	ctx, cancel := context.WithCancel(context.Background())
 	o := opts(cut, pc)
+	// Cut during step 2's rollouts: once step 1 is recorded, the first
+	// sandbox step 2 starts cancels the run (not a timer: on a fast
+	// backend a whole step fits in any fixed delay).
+	var stepOneDone atomic.Bool
 	o.OnStep = func(m train.Metrics) {
 		if m.Step == 1 {
-			time.AfterFunc(1500*time.Millisecond, cancel) // during step 2's rollouts
+			stepOneDone.Store(true)
 		}
 	}
+	o.Runner = &trial.Runner{Backend: cancelOnStart{Backend: d, armed: &stepOneDone, cancel: cancel}}
 	if _, err := train.Run(ctx, o); err == nil {
 		t.Fatal("the cancelled run finished")
 	}
@@ -198,4 +203,19 @@ func TestTrainingStopsWhenTheEngineIsGone(t *testing.T) {
 	if p.Version() != 0 {
 		t.Errorf("the policy was updated (version %d)", p.Version())
 	}
+}
+
+// cancelOnStart calls cancel once a sandbox has started while armed.
+type cancelOnStart struct {
+	sandbox.Backend
+	armed  *atomic.Bool
+	cancel context.CancelFunc
+}
+
+func (b cancelOnStart) Start(ctx context.Context, spec sandbox.StartSpec) (sandbox.Sandbox, error) {
+	sb, err := b.Backend.Start(ctx, spec)
+	if b.armed.Load() {
+		b.cancel()
+	}
+	return sb, err
 }
