@@ -72,15 +72,8 @@ func Lock(dir, command string) (*DirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run dir lock: %w", err)
 	}
-	ok, err := tryLock(f, true)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("run dir lock %s: %w", name, err)
-	}
-	if !ok {
-		h := readHolder(f)
-		f.Close()
-		return nil, &LockedError{Dir: dir, Holder: h}
+	if err := take(f, dir, name, true); err != nil {
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	h := Holder{PID: os.Getpid(), Host: host, Command: command, Since: time.Now().UTC()}
@@ -118,17 +111,27 @@ func ReadLock(dir string) (*DirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run dir lock: %w", err)
 	}
-	ok, err := tryLock(f, false)
+	if err := take(f, dir, name, false); err != nil {
+		return nil, err
+	}
+	return &DirLock{f: f, shared: true}, nil
+}
+
+// take locks the open lock file f of dir without waiting (exclusive or
+// shared). On failure f is closed; a lock another process holds is a
+// *LockedError naming the holder.
+func take(f *os.File, dir, name string, exclusive bool) error {
+	ok, err := tryLock(f, exclusive)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("run dir lock %s: %w", name, err)
+		return fmt.Errorf("run dir lock %s: %w", name, err)
 	}
 	if !ok {
 		h := readHolder(f)
 		f.Close()
-		return nil, &LockedError{Dir: dir, Holder: h}
+		return &LockedError{Dir: dir, Holder: h}
 	}
-	return &DirLock{f: f, shared: true}, nil
+	return nil
 }
 
 // readHolder reads the holder a lock file names (zero when it cannot).
