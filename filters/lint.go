@@ -25,6 +25,22 @@ const (
 	// the hidden ones.
 	LintInstructionShows = "instruction_shows_test_values"
 	LintNoSolution       = "no_solution"
+	// LintSharedProjectTests: verifier files other than its entry files
+	// are also in the image (the project's own tests, re-run by the
+	// verifier by design). Information, not a leak.
+	LintSharedProjectTests = "shared_project_tests"
+	// LintSharedSolutionData: a data file of solution/ is also in the
+	// image (input data the oracle ships a copy of). Information.
+	LintSharedSolutionData = "shared_solution_data"
+	// LintDockerfileUnparsable: the Dockerfile (or the compose build)
+	// cannot be read, so the leak checks could not run.
+	LintDockerfileUnparsable = "dockerfile_unparsable"
+	// LintCopyOutsideContext: a COPY/ADD source climbs out of the build
+	// context ("../x").
+	LintCopyOutsideContext = "copy_outside_context"
+	// LintCopySourceMissing: a COPY/ADD source matches no file of the
+	// build context (after .dockerignore).
+	LintCopySourceMissing = "copy_source_missing"
 )
 
 // Keep reasons of the lint stage.
@@ -44,17 +60,28 @@ const (
 )
 
 // DefaultLintActions: a finding that makes the reward untrustworthy or the
-// task unusable offline drops it; size is only a warning.
+// task unusable offline drops it; size is only a warning. no_solution is
+// a warning: RL pools ship no solutions, and the verifier gate has an
+// oracle-free path. A Dockerfile lint cannot read, or a COPY source that
+// is outside the context or missing, is a warning: Docker fails such a
+// build and the sandbox stages drop the task with the engine's own
+// message, while a static parser that is stricter than Docker's must not
+// drop a task that builds.
 func DefaultLintActions() map[string]Action {
 	return map[string]Action{
-		LintTestsInImage:       ActionDrop,
-		LintSolutionInImage:    ActionDrop,
-		LintNoRewardWrite:      ActionDrop,
-		LintVerifierNetwork:    ActionDrop,
-		LintOversizedFile:      ActionWarn,
-		LintInstructionReveals: ActionDrop,
-		LintInstructionShows:   ActionWarn,
-		LintNoSolution:         ActionDrop,
+		LintTestsInImage:         ActionDrop,
+		LintSolutionInImage:      ActionDrop,
+		LintNoRewardWrite:        ActionDrop,
+		LintVerifierNetwork:      ActionDrop,
+		LintOversizedFile:        ActionWarn,
+		LintInstructionReveals:   ActionDrop,
+		LintInstructionShows:     ActionWarn,
+		LintNoSolution:           ActionWarn,
+		LintSharedProjectTests:   ActionWarn,
+		LintSharedSolutionData:   ActionWarn,
+		LintDockerfileUnparsable: ActionWarn,
+		LintCopyOutsideContext:   ActionWarn,
+		LintCopySourceMissing:    ActionWarn,
 	}
 }
 
@@ -124,11 +151,22 @@ func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 			found = append(found, finding{code, fmt.Sprintf(format, args...)})
 		}
 	}
-	if what := leakIntoImage(b, "tests"); what != "" {
-		add(LintTestsInImage, "%s", what)
-	}
-	if what := leakIntoImage(b, "solution"); what != "" {
-		add(LintSolutionInImage, "%s", what)
+	img := imageLeaks(b, info)
+	for _, f := range []struct {
+		code    string
+		details []string
+	}{
+		{LintTestsInImage, img.tests},
+		{LintSolutionInImage, img.solution},
+		{LintDockerfileUnparsable, nonNil(img.unparsable)},
+		{LintCopyOutsideContext, img.outside},
+		{LintCopySourceMissing, img.missing},
+		{LintSharedProjectTests, img.shared},
+		{LintSharedSolutionData, img.solData},
+	} {
+		if len(f.details) > 0 {
+			add(f.code, "%s", strings.Join(f.details, "; "))
+		}
 	}
 	if !mentionsReward(b) {
 		add(LintNoRewardWrite, "nothing under tests/ writes /logs/verifier/reward.txt or reward.json")
@@ -148,7 +186,7 @@ func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 		add(LintInstructionShows, "instruction.md shows %d of the %d values the tests check (the others stay hidden)", shown, total)
 	}
 	if !info.HasSolution {
-		add(LintNoSolution, "no solution/solve.sh: the oracle gate cannot run")
+		add(LintNoSolution, "no solution/solve.sh: the verifier gate takes its oracle-free path")
 	}
 
 	var flags, details []string
@@ -174,41 +212,11 @@ func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 	return pipeline.KeepOutcome(ReasonLintClean, "")
 }
 
-var copyLine = regexp.MustCompile(`(?im)^\s*(COPY|ADD)\s+(.+)$`)
-
-// leakIntoImage reports how tests/ or solution/ reach the image: the
-// build context (environment/) holds them, or the Dockerfile copies them.
-func leakIntoImage(b *bundle.Bundle, what string) string {
-	var patterns []string
-	switch what {
-	case "tests":
-		patterns = []string{"tests/", "test_outputs.py", "run-tests.sh", "test.sh"}
-	case "solution":
-		patterns = []string{"solution/", "solve.sh", "solution.sh", "solution.yaml"}
+func nonNil(s string) []string {
+	if s == "" {
+		return nil
 	}
-	for _, name := range b.Names {
-		rel, ok := strings.CutPrefix(name, "environment/")
-		if !ok {
-			continue
-		}
-		for _, p := range patterns {
-			if strings.HasPrefix(rel, p) || (!strings.HasSuffix(p, "/") && path.Base(rel) == p) {
-				return fmt.Sprintf("the build context holds %s", name)
-			}
-		}
-	}
-	df, ok := b.Data("environment/Dockerfile")
-	if !ok {
-		return ""
-	}
-	for _, m := range copyLine.FindAllStringSubmatch(string(df), -1) {
-		for _, p := range patterns {
-			if strings.Contains(m[2], p) {
-				return fmt.Sprintf("the Dockerfile copies it: %s", strings.TrimSpace(m[0]))
-			}
-		}
-	}
-	return ""
+	return []string{s}
 }
 
 // mentionsReward reports whether any file under tests/ refers to the

@@ -82,10 +82,20 @@ func TestLintChecks(t *testing.T) {
 		wantFlags []string
 	}{
 		{"clean", g, pipeline.Keep, ReasonLintClean, nil},
-		{"tests copied by Dockerfile", with(g, "environment/Dockerfile", "FROM python:3.11-slim\nCOPY tests/ /tests/\n", "environment/tests/test.sh", "x"),
+		{"tests copied by Dockerfile", with(g, "environment/Dockerfile", "FROM python:3.11-slim\nCOPY tests/ /tests/\n", "environment/tests/test.sh", g["tests/test.sh"]),
 			pipeline.Drop, LintTestsInImage, []string{LintTestsInImage}},
-		{"solution in build context", with(g, "environment/solve.sh", "#!/bin/bash\n"),
+		// A project folder named tests, copied in, whose bytes are not the
+		// verifier's: names do not leak.
+		{"project tests folder copied", with(g, "environment/Dockerfile", "FROM python:3.11-slim\nCOPY tests/ /app/tests/\n", "environment/tests/test_app.py", "def test_x():\n    assert True\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"solution added to the image", with(g, "environment/Dockerfile", "FROM python:3.11-slim\nADD solve.sh /tmp/\n", "environment/solve.sh", g["solution/solve.sh"]),
 			pipeline.Drop, LintSolutionInImage, []string{LintSolutionInImage}},
+		{"solution in build context, not copied", with(g, "environment/solve.sh", g["solution/solve.sh"]),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"dockerfile unparsable", with(g, "environment/Dockerfile", "FROM python:3.11-slim\nCOPPY a /b\n"),
+			pipeline.Keep, ReasonLintWarnings, []string{LintDockerfileUnparsable}},
+		{"copy outside context", with(g, "environment/Dockerfile", "FROM python:3.11-slim\nCOPY ../tests/test.sh /t.sh\n"),
+			pipeline.Keep, ReasonLintWarnings, []string{LintCopyOutsideContext}},
 		{"no reward write", with(g, "tests/test.sh", "#!/bin/bash\npython3 -m pytest /tests\n"),
 			pipeline.Drop, LintNoRewardWrite, []string{LintNoRewardWrite}},
 		{"reward written by a helper", with(g, "tests/test.sh", "#!/bin/bash\npython3 /tests/grade.py\n", "tests/grade.py", "open('/logs/verifier/reward.json','w').write('{\"reward\": 1}')\n"),
@@ -100,7 +110,8 @@ func TestLintChecks(t *testing.T) {
 		// left hidden: a hard-coded answer fails it, so only a warning.
 		{"instruction shows most values", with(g, "instruction.md", "Implement add.\nadd(1, 2) == 3\nadd(5, 7) == 12\nadd(-4, 4) == 0\n"),
 			pipeline.Keep, ReasonLintWarnings, []string{LintInstructionShows}},
-		{"no solution", with(g, "solution/solve.sh", ""), pipeline.Drop, LintNoSolution, []string{LintNoSolution}},
+		// RL pools ship no solutions: a warning unless no_solution=drop.
+		{"no solution", with(g, "solution/solve.sh", ""), pipeline.Keep, ReasonLintWarnings, []string{LintNoSolution}},
 		{"two findings", with(g, "solution/solve.sh", "", "tests/test.sh", "#!/bin/bash\ncurl -s x\n"),
 			pipeline.Drop, LintNoRewardWrite, []string{LintNoRewardWrite, LintVerifierNetwork, LintNoSolution}},
 	}
@@ -123,6 +134,14 @@ func TestLintActions(t *testing.T) {
 	out := Lint{Actions: acts}.Process(context.Background(), item)
 	if out.Verdict != pipeline.Keep || out.Reason != ReasonLintWarnings || !reflect.DeepEqual(out.Flags, []string{LintNoSolution}) {
 		t.Fatalf("got %s/%s %v", out.Verdict, out.Reason, out.Flags)
+	}
+	drop, err := ParseLintActions("no_solution=drop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = Lint{Actions: drop}.Process(context.Background(), lintItem(t, with(goodTask(), "solution/solve.sh", "")))
+	if out.Verdict != pipeline.Drop || out.Reason != LintNoSolution {
+		t.Fatalf("no_solution=drop: got %s/%s", out.Verdict, out.Reason)
 	}
 	for _, bad := range []string{"nonsense=drop", "no_solution=maybe", "no_solution"} {
 		if _, err := ParseLintActions(bad); err == nil {

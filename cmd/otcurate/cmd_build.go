@@ -66,7 +66,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
 	f.BoolVar(&o.exhaustive, "difficulty-exhaustive", false, "run all k attempts even once the verdict is known (full pass-rate estimates)")
 	o.pol.addFlags(f, 1)
-	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=warn\" (each check: drop, warn or off)")
+	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=drop\" (each check: drop, warn or off)")
 }
 
 func newBuildCmd(g *globals) *cobra.Command {
@@ -97,11 +97,17 @@ unhealthy or slow environments. flaky is the verifier gate: nop must score 0, th
 in every one of --flaky-repeats verifier runs over two fresh sandboxes (stopping at the
 first disagreement), every run under 20 s.
 
-lint checks (reason codes; default action): tests_in_image (drop), solution_in_image
-(drop), verifier_writes_no_reward (drop), verifier_uses_network (drop),
-instruction_reveals_tests (drop: every test value shown), instruction_shows_test_values
-(warn: most shown, some hidden), no_solution (drop), oversized_file (warn). Warnings
-keep the task and are listed in the decision's flags and the funnel's flagged_by_reason.`,
+lint checks (reason codes; default action): tests_in_image (drop: test.sh, the files it
+runs or an expected-output file is byte-identical to a file the Dockerfile copies into the
+image), solution_in_image (drop: solve.sh or solution code in the image), shared_project_tests
+and shared_solution_data (warn: other verifier or solution data files also in the image, by
+design), dockerfile_unparsable, copy_outside_context, copy_source_missing (warn: Docker fails
+such builds; the env stage reports them), verifier_writes_no_reward (drop),
+verifier_uses_network (drop), instruction_reveals_tests (drop: every expected output the
+tests compare against is shown), instruction_shows_test_values (warn: most shown, some
+hidden), no_solution (warn: RL pools ship no solutions and the verifier gate has an
+oracle-free path; --lint no_solution=drop to drop), oversized_file (warn). Warnings keep the
+task and are listed in the decision's flags and the funnel's flagged_by_reason.`,
 		Example: `  otcurate build --pool testdata/sample-pool.parquet -o out/tasks.parquet --run-dir out/run
   otcurate build --pool data/ -o out/rl.parquet --run-dir out/run --target 5000 --seed 1`,
 		Args: cobra.NoArgs,
