@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -256,46 +257,58 @@ func networkCommand(b *bundle.Bundle, script string) string {
 var (
 	assertCall = regexp.MustCompile(`^\s*assert\s+[\w.]+\((.*)\)\s*==\s*(.+?)\s*$`)
 	hasLiteral = regexp.MustCompile(`["'\[{]|\d`)
+	// assertAgainstName: an equality assertion against a variable, the
+	// shape that consumes a table of (arguments, expected) rows.
+	assertAgainstName = regexp.MustCompile(`(?m)^\s*assert\s+.*==\s*[A-Za-z_]\w*\s*(,.*)?$`)
+	// literalValue: a Python literal (number, string, list, tuple, dict
+	// or set), not a name or an expression.
+	literalValue = regexp.MustCompile(`^(True|False|None|-?\d[\d_.eE+-]*|[rbfu]?"[^"]*"|[rbfu]?'[^']*'|\[.*\]|\(.*\)|\{.*\})$`)
+	// fileOrFlag: a string literal naming a file, a path or a CLI flag,
+	// which an instruction legitimately specifies.
+	fileOrFlag = regexp.MustCompile(`^["'](/|-|\./)|^["'][\w./-]+\.[A-Za-z]\w{0,4}["']$`)
 )
 
+// trivialValues are expected values that reveal nothing.
+var trivialValues = map[string]bool{"True": true, "False": true, "None": true, "0": true, "1": true, "-1": true,
+	"0.0": true, "1.0": true, `""`: true, "''": true, "[]": true, "()": true, "{}": true}
+
 // testCase recognises one Python test case on a line, an
-// `assert f(ARGS) == VALUE` or a row `((ARGS), VALUE),` of a parametrised
-// table, and returns its parts (arguments and value, whitespace squashed).
-// Cases whose parts are all shorter than 3 characters are skipped: they
-// would match any text.
-func testCase(line string) ([]string, bool) {
-	var args, val string
+// `assert f(ARGS) == VALUE` or (when rows=true) a row `((ARGS), VALUE),`
+// of a table the tests compare against, and returns its arguments and
+// its expected value (a literal, not a name), whitespace squashed.
+// answer says whether the value is one the agent would otherwise have to
+// compute: not a file name, path or CLI flag, and without arguments not a
+// trivial value (True, 0, []...); only answers can be revealed. (A value
+// equal to an argument, f(x) == x, is revealed only with its arguments,
+// as any case is.) Cases whose parts are both shorter than 3 characters
+// are skipped: they would match any text.
+func testCase(line string, rows bool) (args, val string, answer, ok bool) {
 	if m := assertCall.FindStringSubmatch(line); m != nil {
 		args, val = m[1], m[2]
 	} else {
+		if !rows {
+			return "", "", false, false
+		}
 		t := strings.TrimSpace(line)
 		t = strings.TrimSuffix(t, ",")
 		if !strings.HasPrefix(t, "(") || !strings.HasSuffix(t, ")") {
-			return nil, false
+			return "", "", false, false
 		}
 		inner := t[1 : len(t)-1]
 		i := lastTopLevelComma(inner)
 		if i < 0 {
-			return nil, false
+			return "", "", false, false
 		}
 		args, val = inner[:i], inner[i+1:]
 		args = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(args), "("), ")")
 		args = strings.TrimSuffix(strings.TrimSpace(args), ",")
 	}
 	args, val = squash(args), squash(val)
-	if !hasLiteral.MatchString(args) && !hasLiteral.MatchString(val) {
-		return nil, false // e.g. assert f(*args) == expected
+	if !literalValue.MatchString(val) || len(args) < 3 && len(val) < 3 {
+		return "", "", false, false
 	}
-	if len(args) < 3 && len(val) < 3 {
-		return nil, false
-	}
-	var parts []string
-	for _, p := range []string{args, val} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	return parts, true
+	answer = !fileOrFlag.MatchString(val) && !(len(args) < 3 && trivialValues[val])
+	return args, val, answer, true
 }
 
 // lastTopLevelComma finds the last comma outside brackets and quotes.
@@ -324,10 +337,11 @@ func lastTopLevelComma(s string) int {
 	return last
 }
 
-// revealedAssertions estimates how much of what the tests check the
-// instruction shows: Python test cases (see testCase) whose arguments and
-// expected value both appear in instruction.md, and lines of
-// expected-output files that appear there as lines.
+// revealedAssertions estimates how many of the answers the tests
+// compare against the instruction shows: Python test cases (see
+// testCase) whose expected value, and arguments if any, appear in
+// instruction.md, the value other than as a stated limit ("below 50.0");
+// and lines of expected-output files that appear there as lines.
 func revealedAssertions(b *bundle.Bundle) (shown, total int) {
 	instr, ok := b.Data("instruction.md")
 	if !ok {
@@ -339,6 +353,9 @@ func revealedAssertions(b *bundle.Bundle) (shown, total int) {
 	for _, l := range strings.Split(text, "\n") {
 		lines[squash(l)] = true
 	}
+	in := func(part string) bool {
+		return containsToken(flat, part) || len(part) >= 3 && strings.Contains(flat, part)
+	}
 	for _, name := range b.Names {
 		if !strings.HasPrefix(name, "tests/") {
 			continue
@@ -349,17 +366,14 @@ func revealedAssertions(b *bundle.Bundle) (shown, total int) {
 		}
 		switch {
 		case strings.HasSuffix(name, ".py"):
+			rows := assertAgainstName.Match(data)
 			for _, line := range strings.Split(string(data), "\n") {
-				parts, ok := testCase(line)
+				args, val, answer, ok := testCase(line, rows)
 				if !ok {
 					continue
 				}
 				total++
-				all := true
-				for _, part := range parts {
-					all = all && (containsToken(flat, part) || len(part) >= 3 && strings.Contains(flat, part))
-				}
-				if all {
+				if answer && (args == "" || in(args)) && in(val) && !onlyAsLimit(flat, val) {
 					shown++
 				}
 			}
@@ -376,6 +390,59 @@ func revealedAssertions(b *bundle.Bundle) (shown, total int) {
 		}
 	}
 	return shown, total
+}
+
+// limitWords, right before a value, make it a requirement, not an
+// answer: "below 50.0", "at most 3", "< 1e-6", "less than 2".
+var limitWords = []string{"below", "under", "than", "at most", "at least", "exceed", "exceeds", "within", "tolerance",
+	"threshold", "max", "maximum", "min", "minimum", "up to", "limit", "above", "<", ">", "<=", ">=", "≤", "≥"}
+
+// limitFillers may stand between a limit word and its value.
+var limitFillers = []string{"of", "is", "=", ":", "be", "a", "`", "**"}
+
+// onlyAsLimit reports whether every occurrence of val (as a token) in
+// the instruction directly follows a limit word: a requirement the tests
+// check, not an output they compare against.
+func onlyAsLimit(flat, val string) bool {
+	lower := strings.ToLower(flat)
+	found := false
+	for i := 0; i < len(flat); {
+		j := strings.Index(flat[i:], val)
+		if j < 0 {
+			break
+		}
+		start, end := i+j, i+j+len(val)
+		i = start + 1
+		if start > 0 && isWord(flat[start-1]) || end < len(flat) && isWord(flat[end]) {
+			continue
+		}
+		found = true
+		if !afterLimitWord(lower[:start]) {
+			return false
+		}
+	}
+	return found
+}
+
+// afterLimitWord reports whether text ends with a limit word, fillers
+// and spaces aside.
+func afterLimitWord(text string) bool {
+	fields := strings.Fields(text)
+	for len(fields) > 0 && slices.Contains(limitFillers, fields[len(fields)-1]) {
+		fields = fields[:len(fields)-1]
+	}
+	if len(fields) == 0 {
+		return false
+	}
+	last := strings.Trim(fields[len(fields)-1], "`*_,(")
+	if slices.Contains(limitWords, last) {
+		return true
+	}
+	if len(fields) >= 2 {
+		two := fields[len(fields)-2] + " " + last
+		return slices.Contains(limitWords, two)
+	}
+	return false
 }
 
 // containsToken finds needle in text not glued to other word characters,

@@ -110,6 +110,19 @@ func TestLintChecks(t *testing.T) {
 		// left hidden: a hard-coded answer fails it, so only a warning.
 		{"instruction shows most values", with(g, "instruction.md", "Implement add.\nadd(1, 2) == 3\nadd(5, 7) == 12\nadd(-4, 4) == 0\n"),
 			pipeline.Keep, ReasonLintWarnings, []string{LintInstructionShows}},
+		// A stated requirement is not a revealed answer.
+		{"threshold stated", with(g, "instruction.md", "Train the model in /app/train.py so that the gradient norm stays below 50.0 and the loss under 0.25.\n",
+			"tests/test_solution.py", "from train import run\n\nLIMITS = [\n    (\"grad_norm\", 50.0),\n    (\"loss\", 0.25),\n]\n\ndef test_limits():\n    m = run()\n    for name, limit in LIMITS:\n        assert m[name] < limit\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"threshold in an equality table", with(g, "instruction.md", "`check(\"grad_norm\")` must report a norm below 50.0.\n",
+			"tests/test_solution.py", "CASES = [\n    ((\"grad_norm\",), 50.0),\n]\n\ndef test_c():\n    for args, expected in CASES:\n        assert check(*args) == expected\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"output file name specified", with(g, "instruction.md", "Write `report(cfg)` so that `report(\"daily\")` writes /app/out/daily.csv and returns its path.\n",
+			"tests/test_solution.py", "def test_path():\n    assert report(\"daily\") == \"/app/out/daily.csv\"\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"the one answer stated", with(g, "instruction.md", "Find the sum of all multiples of 3 or 5 below 1000 (it is 233168) and print it from solve().\n",
+			"tests/test_solution.py", "def test_answer():\n    assert solve() == 233168\n"),
+			pipeline.Drop, LintInstructionReveals, []string{LintInstructionReveals}},
 		// RL pools ship no solutions: a warning unless no_solution=drop.
 		{"no solution", with(g, "solution/solve.sh", ""), pipeline.Keep, ReasonLintWarnings, []string{LintNoSolution}},
 		{"two findings", with(g, "solution/solve.sh", "", "tests/test.sh", "#!/bin/bash\ncurl -s x\n"),
