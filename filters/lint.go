@@ -182,9 +182,9 @@ func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 		}
 	}
 	if shown, total := revealedAssertions(b); total > 0 && float64(shown) >= l.RevealShare*float64(total) && (shown >= 3 || shown == total) {
-		add(LintInstructionReveals, "instruction.md shows %d of the %d values the tests check", shown, total)
+		add(LintInstructionReveals, "instruction.md shows %d of the %d expected outputs the tests compare against", shown, total)
 	} else if total > 0 && shown >= 3 && 10*shown >= 6*total {
-		add(LintInstructionShows, "instruction.md shows %d of the %d values the tests check (the others stay hidden)", shown, total)
+		add(LintInstructionShows, "instruction.md shows %d of the %d expected outputs the tests compare against (the others stay hidden)", shown, total)
 	}
 	if !info.HasSolution {
 		add(LintNoSolution, "no solution/solve.sh: the verifier gate takes its oracle-free path")

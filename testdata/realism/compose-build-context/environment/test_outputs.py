@@ -1,0 +1,1 @@
+# an old copy of the verifier left in the context

@@ -1,0 +1,2 @@
+#!/bin/bash
+cp /solution/solve.py /app/solve.py

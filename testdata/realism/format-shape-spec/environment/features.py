@@ -1,0 +1,2 @@
+def build(path):
+    pass

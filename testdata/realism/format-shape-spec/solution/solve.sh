@@ -1,0 +1,3 @@
+#!/bin/bash
+cat > /app/features.py <<'EOF'
+EOF

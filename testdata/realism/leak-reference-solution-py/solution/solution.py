@@ -1,0 +1,4 @@
+def peek(stack):
+    if not stack:
+        raise IndexError('empty')
+    return stack[-1]

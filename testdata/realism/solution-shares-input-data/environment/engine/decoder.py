@@ -1,0 +1,2 @@
+def decode(line):
+    return dict(kv.split('=') for kv in line.split())

@@ -1,0 +1,2 @@
+#!/bin/bash
+python3 /solution/count.py /app/datasets/trace.log > /app/out/counts.json
