@@ -278,10 +278,10 @@ var trivialValues = map[string]bool{"True": true, "False": true, "None": true, "
 // its expected value (a literal, not a name), whitespace squashed.
 // answer says whether the value is one the agent would otherwise have to
 // compute: not a file name, path or CLI flag, and without arguments not a
-// trivial value (True, 0, []...); only answers can be revealed. (A value
-// equal to an argument, f(x) == x, is revealed only with its arguments,
-// as any case is.) Cases whose parts are both shorter than 3 characters
-// are skipped: they would match any text.
+// trivial value (True, 0, []...); only answers count, revealed or hidden.
+// (A value equal to an argument, f(x) == x, is revealed only with its
+// arguments, as any case is.) Cases whose parts are both shorter than 3
+// characters are skipped: they would match any text.
 func testCase(line string, rows bool) (args, val string, answer, ok bool) {
 	if m := assertCall.FindStringSubmatch(line); m != nil {
 		args, val = m[1], m[2]
@@ -372,8 +372,11 @@ func revealedAssertions(b *bundle.Bundle) (shown, total int) {
 				if !ok {
 					continue
 				}
+				if !answer {
+					continue // neither revealed nor hidden: nothing to compute
+				}
 				total++
-				if answer && (args == "" || in(args)) && in(val) && !onlyAsLimit(flat, val) {
+				if (args == "" || in(args)) && in(val) && !onlyAsLimit(flat, val) {
 					shown++
 				}
 			}
