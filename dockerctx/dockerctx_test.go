@@ -75,6 +75,12 @@ func TestResolve(t *testing.T) {
 			map[string]string{}, []string{"missing_source:nope", "outside_context:../secret"}},
 		{"continuation and comments", "FROM x\nCOPY \\\n# a comment inside\n  run_tests.py \\\n  /r/\n", "",
 			map[string]string{"/r/run_tests.py": "run_tests.py"}, nil},
+		{"empty line inside a continuation, file ending in one", "FROM x\nCOPY run_tests.py \\\n\n  /r/ \\\n", "",
+			map[string]string{"/r/run_tests.py": "run_tests.py"}, nil},
+		{"later copy to the same path wins", "FROM x\nCOPY run_tests.py /a/x.py\nCOPY tests/conftest.py /a/x.py\n", "",
+			map[string]string{"/a/x.py": "tests/conftest.py"}, nil},
+		{"--parents keeps the source path", "FROM x\nCOPY --parents tests/conftest.py /p/\n", "",
+			map[string]string{"/p/tests/conftest.py": "tests/conftest.py"}, nil},
 		{"ARG in a path", "ARG SRC=tests\nFROM x\nCOPY ${SRC}/conftest.py /c.py\n", "",
 			map[string]string{"/c.py": "tests/conftest.py"}, nil},
 	}

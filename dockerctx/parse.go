@@ -229,12 +229,33 @@ func logicalLines(src string) ([]logical, error) {
 	var out []logical
 	var cur *logical
 	var buf strings.Builder
+	// finish closes the current instruction, whose last line is i, and
+	// returns the index of the last line it uses (heredoc bodies included).
+	finish := func(i int) (int, error) {
+		cur.rest = strings.TrimSpace(buf.String())
+		// Heredocs (RUN <<EOF, COPY <<EOF /dst): skip their bodies.
+		for _, tag := range heredocTags(cur.rest) {
+			j := i + 1
+			for ; j < len(lines); j++ {
+				if strings.TrimSpace(lines[j]) == tag {
+					break
+				}
+			}
+			if j == len(lines) {
+				return i, &Error{cur.line, fmt.Sprintf("heredoc <<%s is not terminated", tag)}
+			}
+			i = j
+		}
+		out = append(out, *cur)
+		cur = nil
+		return i, nil
+	}
 	for i := 0; i < len(lines); i++ {
 		t := strings.TrimSpace(lines[i])
-		if strings.HasPrefix(t, "#") || (t == "" && cur == nil) {
-			continue // comments vanish even inside a continuation
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue // comments and empty lines vanish, inside a continuation too
 		}
-		cont := len(t) > 0 && t[len(t)-1] == escape
+		cont := t[len(t)-1] == escape
 		if cont {
 			t = strings.TrimSpace(t[:len(t)-1])
 		}
@@ -250,25 +271,18 @@ func logicalLines(src string) ([]logical, error) {
 			buf.WriteString(" ")
 			buf.WriteString(t)
 		}
-		if cont && i+1 < len(lines) {
+		if cont {
 			continue
 		}
-		cur.rest = strings.TrimSpace(buf.String())
-		// Heredocs (RUN <<EOF, COPY <<EOF /dst): skip their bodies.
-		for _, tag := range heredocTags(cur.rest) {
-			j := i + 1
-			for ; j < len(lines); j++ {
-				if strings.TrimSpace(lines[j]) == tag {
-					break
-				}
-			}
-			if j == len(lines) {
-				return nil, &Error{cur.line, fmt.Sprintf("heredoc <<%s is not terminated", tag)}
-			}
-			i = j
+		var err error
+		if i, err = finish(i); err != nil {
+			return nil, err
 		}
-		out = append(out, *cur)
-		cur = nil
+	}
+	if cur != nil { // the file ends in a continuation
+		if _, err := finish(len(lines) - 1); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
