@@ -86,3 +86,39 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// BenchmarkLintRealism: one lint pass over every realism corpus task
+// (decoded once, outside the timing).
+func BenchmarkLintRealism(b *testing.B) {
+	dir := "../testdata/realism"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var items []*pipeline.Item
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := bundle.EncodeDir(&buf, filepath.Join(dir, e.Name())); err != nil {
+			b.Fatal(err)
+		}
+		bd, err := bundle.Scan(buf.Bytes(), bundle.Limits{}, bundle.DefaultRetain())
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := bundle.Validate(bd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		items = append(items, &pipeline.Item{Task: &pipeline.Task{}, Bundle: bd, Info: info})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, it := range items {
+			Lint{}.Process(context.Background(), it)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(items))/1000, "µs/task")
+}
