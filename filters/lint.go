@@ -30,9 +30,10 @@ const (
 	// are also in the image (the project's own tests, re-run by the
 	// verifier by design). Information, not a leak.
 	LintSharedProjectTests = "shared_project_tests"
-	// LintSharedSolutionData: a data file of solution/ is also in the
-	// image (input data the oracle ships a copy of). Information.
-	LintSharedSolutionData = "shared_solution_data"
+	// LintSharedSolutionFiles: solution/ files also in the image that
+	// are not the oracle's secret (input data it ships a copy of,
+	// unchanged files of a whole fixed project). Information.
+	LintSharedSolutionFiles = "shared_solution_files"
 	// LintDockerfileUnparsable: the Dockerfile (or the compose build)
 	// cannot be read, so the leak checks could not run.
 	LintDockerfileUnparsable = "dockerfile_unparsable"
@@ -79,7 +80,7 @@ func DefaultLintActions() map[string]Action {
 		LintInstructionShows:     ActionWarn,
 		LintNoSolution:           ActionWarn,
 		LintSharedProjectTests:   ActionWarn,
-		LintSharedSolutionData:   ActionWarn,
+		LintSharedSolutionFiles:  ActionWarn,
 		LintDockerfileUnparsable: ActionWarn,
 		LintCopyOutsideContext:   ActionWarn,
 		LintCopySourceMissing:    ActionWarn,
@@ -163,7 +164,7 @@ func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 		{LintCopyOutsideContext, img.outside},
 		{LintCopySourceMissing, img.missing},
 		{LintSharedProjectTests, img.shared},
-		{LintSharedSolutionData, img.solData},
+		{LintSharedSolutionFiles, img.solData},
 	} {
 		if len(f.details) > 0 {
 			add(f.code, "%s", strings.Join(f.details, "; "))

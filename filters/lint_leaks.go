@@ -15,7 +15,7 @@ import (
 // build context: findings by lint code.
 type imageReport struct {
 	tests, solution  []string // tests_in_image, solution_in_image details
-	shared, solData  []string // shared_project_tests, shared_solution_data details
+	shared, solData  []string // shared_project_tests, shared_solution_files details
 	unparsable       string   // dockerfile_unparsable detail
 	outside, missing []string // copy_outside_context, copy_source_missing details
 }
@@ -29,9 +29,10 @@ type imageReport struct {
 //     byte-identical to a file the Dockerfile copies into the image;
 //   - shared_project_tests: other tests/ files found in the image (the
 //     project's own tests, which the verifier re-runs by design);
-//   - solution_in_image: solve.sh, a file it names, or a code file of
-//     solution/ is in the image; shared_solution_data: a data file of
-//     solution/ that the environment also ships (nothing secret).
+//   - solution_in_image: solve.sh or a file it names is in the image, or
+//     every code file of solution/ is; shared_solution_files: other
+//     solution/ files the environment also ships (input data, unchanged
+//     files of a solution that carries the whole fixed project).
 //
 // Names do not matter, contents do: a folder named tests or solution in
 // the image is no leak unless its bytes are the verifier's or the oracle's.
@@ -146,22 +147,38 @@ func imageLeaks(b *bundle.Bundle, info *bundle.Info) imageReport {
 		}
 	}
 
+	// The oracle: solve.sh and the files it names are its secret; other
+	// files may be unchanged copies of the environment (a solution/ that
+	// ships the whole fixed project), secret only when every code file of
+	// solution/ is in the image, i.e. the oracle has no hidden part left.
 	solNamed := map[string]bool{"solution/solve.sh": true}
 	for _, e := range namedFiles(b, "solution/solve.sh", "/solution/", "solution/") {
 		solNamed[e] = true
 	}
+	var others, othersDetail []string
+	allCode := true
 	for _, name := range b.Names {
-		if !strings.HasPrefix(name, "solution/") {
+		if !strings.HasPrefix(name, "solution/") || !b.Has(name, bundle.KindFile) || blank(b, name) {
 			continue
 		}
 		d, ok := where(name)
 		switch {
-		case !ok:
-		case solNamed[name] || codeFile(name):
+		case ok && solNamed[name]:
 			r.solution = append(r.solution, d)
-		default:
-			r.solData = append(r.solData, d)
+		case ok:
+			others, othersDetail = append(others, name), append(othersDetail, d)
+		case !solNamed[name] && codeFile(name):
+			allCode = false
 		}
+	}
+	hasCode := false
+	for _, name := range others {
+		hasCode = hasCode || codeFile(name)
+	}
+	if hasCode && allCode {
+		r.solution = append(r.solution, othersDetail...)
+	} else {
+		r.solData = append(r.solData, othersDetail...)
 	}
 	return r
 }

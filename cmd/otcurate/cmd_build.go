@@ -99,9 +99,9 @@ first disagreement), every run under 20 s.
 
 lint checks (reason codes; default action): tests_in_image (drop: test.sh, the files it
 runs or an expected-output file is byte-identical to a file the Dockerfile copies into the
-image), solution_in_image (drop: solve.sh or solution code in the image), shared_project_tests
-and shared_solution_data (warn: other verifier or solution data files also in the image, by
-design), dockerfile_unparsable, copy_outside_context, copy_source_missing (warn: Docker fails
+image), solution_in_image (drop: solve.sh, a file it names or all solution code in the image),
+shared_project_tests and shared_solution_files (warn: other verifier or solution files also in
+the image, by design), dockerfile_unparsable, copy_outside_context, copy_source_missing (warn: Docker fails
 such builds; the env stage reports them), verifier_writes_no_reward (drop),
 verifier_uses_network (drop), instruction_reveals_tests (drop: every expected output the
 tests compare against is shown), instruction_shows_test_values (warn: most shown, some

@@ -1,0 +1,2 @@
+#!/bin/bash
+cp -r /solution/engine/. /app/engine/
