@@ -81,6 +81,8 @@ func TestResolve(t *testing.T) {
 			map[string]string{"/a/x.py": "tests/conftest.py"}, nil},
 		{"--parents keeps the source path", "FROM x\nCOPY --parents tests/conftest.py /p/\n", "",
 			map[string]string{"/p/tests/conftest.py": "tests/conftest.py"}, nil},
+		{"--exclude relative to the source", "FROM x\nCOPY --exclude=tests --exclude=*.md . /app/\n", "",
+			map[string]string{"/app/Dockerfile": "Dockerfile", "/app/app/main.py": "app/main.py", "/app/app/util.py": "app/util.py", "/app/run_tests.py": "run_tests.py", "/app/data/in.csv": "data/in.csv"}, nil},
 		{"ARG in a path", "ARG SRC=tests\nFROM x\nCOPY ${SRC}/conftest.py /c.py\n", "",
 			map[string]string{"/c.py": "tests/conftest.py"}, nil},
 	}

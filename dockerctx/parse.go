@@ -39,9 +39,12 @@ type Copy struct {
 	Cmd     string // "COPY" or "ADD"
 	From    string // --from value ("" = the build context)
 	Parents bool   // --parents: source paths are kept below the destination
-	Sources []string
-	Dest    string // absolute (resolved against Workdir)
-	Heredoc bool   // a heredoc source: nothing comes from the context
+	// Excludes are the --exclude patterns (.dockerignore syntax, matched
+	// against paths relative to each source).
+	Excludes []string
+	Sources  []string
+	Dest     string // absolute (resolved against Workdir)
+	Heredoc  bool   // a heredoc source: nothing comes from the context
 }
 
 // Error is a Dockerfile that does not parse.
@@ -167,6 +170,8 @@ func parseCopy(l logical, vars map[string]string, workdir string) (Copy, error) 
 			c.From = strings.ToLower(expand(val, vars))
 		case "parents":
 			c.Parents = val == "" || val == "true"
+		case "exclude":
+			c.Excludes = append(c.Excludes, strings.Trim(val, `"'`))
 		}
 	}
 	if strings.HasPrefix(rest, "<<") {

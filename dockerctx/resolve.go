@@ -44,7 +44,8 @@ type Problem struct {
 // the context's regular files and its .dockerignore (nil when none), and
 // the sources Docker would not find.
 //
-// Not followed: RUN steps (a file copied in and removed by a later RUN
+// COPY --exclude patterns apply to paths relative to each source. Not
+// followed: RUN steps (a file copied in and removed by a later RUN
 // still counts as present), ADD of a local archive (its members are not
 // read; the archive itself counts), ADD of a URL or git source, COPY
 // --from of an external image, and heredoc sources (not context files).
@@ -163,8 +164,15 @@ func fromContext(ctx []File, c Copy, held map[string]Placed) ([]Placed, []Proble
 			}
 		}
 	}
+	var excl *Ignore
+	if len(c.Excludes) > 0 {
+		excl = ParseIgnore([]byte(strings.Join(c.Excludes, "\n")))
+	}
 	var out []Placed
 	for _, m := range ms {
+		if excl.Excluded(m.rel) {
+			continue
+		}
 		var to string
 		switch {
 		case c.Parents:
