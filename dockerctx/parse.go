@@ -32,11 +32,12 @@ type Stage struct {
 	Copies  []Copy // in instruction order
 }
 
-// Copy is one COPY or ADD instruction.
+// Copy is one COPY or ADD instruction, or a RUN that deletes files with
+// rm (Cmd "RUN", Removes set, no sources).
 type Copy struct {
 	Line    int    // 1-based line where the instruction starts
 	Text    string // the instruction as written, continuations joined, whitespace squashed
-	Cmd     string // "COPY" or "ADD"
+	Cmd     string // "COPY", "ADD" or "RUN"
 	From    string // --from value ("" = the build context)
 	Parents bool   // --parents: source paths are kept below the destination
 	// Excludes are the --exclude patterns (.dockerignore syntax, matched
@@ -45,6 +46,9 @@ type Copy struct {
 	Sources  []string
 	Dest     string // absolute (resolved against Workdir)
 	Heredoc  bool   // a heredoc source: nothing comes from the context
+	// Removes are the absolute paths a RUN deletes with rm (literal
+	// arguments; globs kept for path.Match).
+	Removes []string
 }
 
 // Error is a Dockerfile that does not parse.
@@ -139,6 +143,11 @@ func Parse(data []byte) (*Dockerfile, error) {
 			}
 			st := &df.Stages[len(df.Stages)-1]
 			st.Copies = append(st.Copies, c)
+		case "RUN":
+			if rm := removedPaths(expand(l.rest, vars), workdir); len(rm) > 0 {
+				st := &df.Stages[len(df.Stages)-1]
+				st.Copies = append(st.Copies, Copy{Line: l.line, Cmd: "RUN", Text: squash("RUN " + l.rest), Removes: rm})
+			}
 		}
 	}
 	if len(df.Stages) == 0 {
@@ -290,6 +299,41 @@ func logicalLines(src string) ([]logical, error) {
 		}
 	}
 	return out, nil
+}
+
+// removedPaths returns the paths the rm commands of a RUN delete:
+// arguments of rm that are not options, up to the next shell operator,
+// made absolute against the workdir. Commands after "||" (may not run)
+// and arguments with shell expansions are left out.
+func removedPaths(run, workdir string) []string {
+	var out []string
+	words := strings.Fields(strings.NewReplacer(";", " ; ", "&&", " && ", "||", " || ", "|", " | ").Replace(run))
+	in, skip := false, false
+	for _, w := range words {
+		switch w {
+		case ";", "&&":
+			in, skip = false, false
+			continue
+		case "||", "|":
+			in, skip = false, true
+			continue
+		}
+		if skip {
+			continue
+		}
+		if !in {
+			in = w == "rm"
+			continue
+		}
+		if strings.HasPrefix(w, "-") || strings.ContainsAny(w, "$`\"'") {
+			continue
+		}
+		if !strings.HasPrefix(w, "/") {
+			w = joinPath(workdir, w)
+		}
+		out = append(out, cleanAbs(w))
+	}
+	return out
 }
 
 // heredocTags returns the terminators of the heredocs an instruction

@@ -44,9 +44,9 @@ type Problem struct {
 // the context's regular files and its .dockerignore (nil when none), and
 // the sources Docker would not find.
 //
-// COPY --exclude patterns apply to paths relative to each source. Not
-// followed: RUN steps (a file copied in and removed by a later RUN
-// still counts as present), ADD of a local archive (its members are not
+// COPY --exclude patterns apply to paths relative to each source; a RUN
+// that deletes a path with rm removes what was copied there. Not
+// followed: other RUN steps (moves, conditional deletions), ADD of a local archive (its members are not
 // read; the archive itself counts), ADD of a URL or git source, COPY
 // --from of an external image, and heredoc sources (not context files).
 func Resolve(df *Dockerfile, files []File, ignore *Ignore) ([]Placed, []Problem) {
@@ -68,6 +68,18 @@ func Resolve(df *Dockerfile, files []File, ignore *Ignore) ([]Placed, []Problem)
 		}
 		for _, c := range st.Copies {
 			if c.Heredoc {
+				continue
+			}
+			if c.Cmd == "RUN" {
+				for d := range held {
+					for _, rm := range c.Removes {
+						if d == rm || strings.HasPrefix(d, rm+"/") || globMatch(rm, d) {
+							delete(held, d)
+						} else if root, ok := dirRoot(rm, d); ok && root != "" {
+							delete(held, d)
+						}
+					}
+				}
 				continue
 			}
 			if c.From != "" {
