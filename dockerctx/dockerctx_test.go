@@ -83,6 +83,8 @@ func TestResolve(t *testing.T) {
 			map[string]string{"/p/tests/conftest.py": "tests/conftest.py"}, nil},
 		{"--exclude relative to the source", "FROM x\nCOPY --exclude=tests --exclude=*.md . /app/\n", "",
 			map[string]string{"/app/Dockerfile": "Dockerfile", "/app/app/main.py": "app/main.py", "/app/app/util.py": "app/util.py", "/app/run_tests.py": "run_tests.py", "/app/data/in.csv": "data/in.csv"}, nil},
+		{"unresolved build argument: no problem reported", "FROM x\nARG SRC\nCOPY ${SRC}/x /x\n", "",
+			map[string]string{}, nil},
 		{"ARG in a path", "ARG SRC=tests\nFROM x\nCOPY ${SRC}/conftest.py /c.py\n", "",
 			map[string]string{"/c.py": "tests/conftest.py"}, nil},
 	}

@@ -160,7 +160,9 @@ func fromContext(ctx []File, c Copy, held map[string]Placed) ([]Placed, []Proble
 		}
 		got, roots := matchSource(ctx, strings.TrimPrefix(clean, "/"))
 		if len(got) == 0 {
-			problems = append(problems, Problem{Kind: ProblemMissing, Copy: c, Source: src})
+			if !strings.Contains(src, "$") { // an unresolved build argument proves nothing
+				problems = append(problems, Problem{Kind: ProblemMissing, Copy: c, Source: src})
+			}
 			continue
 		}
 		nMatched += roots
