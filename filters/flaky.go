@@ -209,7 +209,7 @@ func (g *gate) judge(ctx context.Context, it *pipeline.Item, t, pos *trial.Task,
 		}
 		return withProof(g.unproven("the policy did not prove it solvable ("+pp.Detail+")"), ProofNone)
 	}
-	return withProof(g.unproven("no oracle, no supplied solution, no policy"), ProofNone)
+	return withProof(g.unproven("no oracle, no usable supplied solution, no policy configured"), ProofNone)
 }
 
 // unproven is the verdict on a task with only negative evidence.
