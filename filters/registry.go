@@ -26,6 +26,14 @@ type Options struct {
 	Labels map[string]string
 	// FlakyRepeats is the flaky stage's oracle verifier runs (0 = default).
 	FlakyRepeats int
+	// NopRepeats and NopSessions are the flaky stage's negative-side runs
+	// and the fresh sandboxes they are spread over (0 = default).
+	NopRepeats, NopSessions int
+	// Solutions are where the flaky stage finds solutions of tasks that
+	// ship none.
+	Solutions Solutions
+	// RequireProof: the flaky stage drops tasks without positive evidence.
+	RequireProof bool
 	// EnvMaxBuild is the env stage's slow-build threshold (0 = default).
 	EnvMaxBuild time.Duration
 	// EnvRepeats is the env stage's measurements per environment.

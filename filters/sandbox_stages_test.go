@@ -129,18 +129,23 @@ func TestEnvAndFlakyStages(t *testing.T) {
 		}
 		return *m[path].Evidence
 	}
-	// nop once, then the oracle 2+2 over two sandboxes.
-	if e := ev(got, "good"); e.Runs != 5 || e.Passes != 4 || e.Sandboxes != 3 || e.SandboxSeconds <= 0 || e.VerifierSeconds <= 0 || e.FromLedger || e.Log != "" {
-		t.Errorf("good: evidence %+v, want 5 runs, 4 passes, 3 sandboxes, positive times, no log", e)
+	// nop 3+2 over two sandboxes, then the oracle 2+2 over two more.
+	if e := ev(got, "good"); e.Runs != 9 || e.Passes != 4 || e.Sandboxes != 4 || e.SandboxSeconds <= 0 || e.VerifierSeconds <= 0 || e.FromLedger || e.Log != "" {
+		t.Errorf("good: evidence %+v, want 9 runs, 4 passes, 4 sandboxes, positive times, no log", e)
 	}
-	// nop 0 (1 run), then the oracle: 1 then 0 on the same state.
-	if e := ev(got, "flaky-verifier"); e.Runs != 3 || e.Passes != 1 || e.Sandboxes != 2 {
-		t.Errorf("flaky-verifier: evidence %+v, want 3 runs, 1 pass, 2 sandboxes", e)
+	// nop 0 (3+2 runs), then the oracle: 1 then 0 on the same state.
+	if e := ev(got, "flaky-verifier"); e.Runs != 7 || e.Passes != 1 || e.Sandboxes != 3 {
+		t.Errorf("flaky-verifier: evidence %+v, want 7 runs, 1 pass, 3 sandboxes", e)
+	}
+	// A verifier over the limit on the untouched environment costs one
+	// run: the session stops there.
+	if e := ev(got, "slow-verifier"); e.Runs != 1 || e.Sandboxes != 1 {
+		t.Errorf("slow-verifier: evidence %+v, want 1 run in 1 sandbox", e)
 	}
 	if e := ev(got, "build-fails"); e.Runs != 0 || !strings.Contains(e.Log, "exit 3") {
 		t.Errorf("build-fails: evidence %+v, want no runs and the build log", e)
 	}
-	if e := ev(again, "good"); !e.FromLedger || e.Runs != 5 {
+	if e := ev(again, "good"); !e.FromLedger || e.Runs != 9 {
 		t.Errorf("good, second run: evidence %+v, want the first run's, from the ledger", e)
 	}
 }

@@ -92,11 +92,12 @@ func Stages() []StageSpec {
 				env.Repeats = o.EnvRepeats
 				return env, nil
 			}},
-		{Name: StageFlaky, Sandbox: true, Format: rundir.StageFormat{Evidence: true, Score: rundir.ScoreSeconds}, Default: true, Companion: StageVerifierTime,
-			Reads: "the decoded bundle; runs the nop and oracle agents and the verifier in sandboxes",
-			Help:  "verifier gate: nop scores 0, the oracle 1 in every run; score: median test.sh seconds",
+		{Name: StageFlaky, Sandbox: true, Format: rundir.StageFormat{Evidence: true, Score: rundir.ScoreSeconds, Proof: true}, Default: true, Companion: StageVerifierTime,
+			Reads: "the decoded bundle and supplied solutions; runs the nop agent, the oracle (or a supplied solution) and the verifier in sandboxes",
+			Help:  "verifier gate: the untouched env scores 0 in every run, the oracle or a supplied solution 1 (else kept as verifier_unproven); score: median test.sh seconds",
 			New: func(o Options) (pipeline.Stage, error) {
-				return Flaky{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels, Repeats: o.FlakyRepeats}, nil
+				return Flaky{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels, Repeats: o.FlakyRepeats,
+					NopRepeats: o.NopRepeats, NopSessions: o.NopSessions, Solutions: o.Solutions, RequireProof: o.RequireProof}, nil
 			}},
 		{Name: StageVerifierTime, Set: true, Format: rundir.StageFormat{Score: rundir.ScoreSeconds},
 			Reads: "flaky's scores (median test.sh seconds) of the surviving tasks",

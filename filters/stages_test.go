@@ -89,7 +89,7 @@ func TestStageLists(t *testing.T) {
 	l := filters.Layout()
 	wantLayout := rundir.Layout{
 		"env":           {Evidence: true},
-		"flaky":         {Evidence: true, Score: rundir.ScoreSeconds},
+		"flaky":         {Evidence: true, Score: rundir.ScoreSeconds, Proof: true},
 		"verifier_time": {Score: rundir.ScoreSeconds},
 		"cheat":         {Evidence: true},
 		"difficulty":    {Evidence: true, Score: rundir.ScoreRate},

@@ -13,6 +13,14 @@ type Fingerprinted interface {
 	Fingerprint() string
 }
 
+// ItemFingerprinted is implemented by stages whose outcome for a task also
+// depends on inputs beside the task's content and the stage's settings (a
+// solution supplied next to the pool). ItemFingerprint is appended to that
+// task's ledger key; "" leaves the key as it was.
+type ItemFingerprinted interface {
+	ItemFingerprint(it *Item) string
+}
+
 // cachedStage serves a stage's outcomes from the ledger when it has them.
 // Only decided outcomes (keep, drop) are stored: errors and interruptions
 // are retried on the next run.
@@ -40,7 +48,13 @@ func (c *cachedStage) key(it *Item) string {
 	if f, ok := c.ItemStage.(Fingerprinted); ok {
 		fp = f.Fingerprint()
 	}
-	return it.Task.Hash + "|" + c.Name() + "|" + fp
+	key := it.Task.Hash + "|" + c.Name() + "|" + fp
+	if f, ok := c.ItemStage.(ItemFingerprinted); ok {
+		if ifp := f.ItemFingerprint(it); ifp != "" {
+			key += "|" + ifp
+		}
+	}
+	return key
 }
 
 // Process implements ItemStage.
@@ -48,7 +62,7 @@ func (c *cachedStage) Process(ctx context.Context, it *Item) Outcome {
 	key := c.key(it)
 	if e, ok := c.ledger.Get(key, c.Format().Score); ok {
 		o := Outcome{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags,
-			ScoreSeconds: e.ScoreSeconds, ScoreRate: e.ScoreRate, Evidence: e.Evidence}
+			ScoreSeconds: e.ScoreSeconds, ScoreRate: e.ScoreRate, Evidence: e.Evidence, Proof: e.Proof}
 		if o.Detail != "" {
 			o.Detail += " "
 		}
@@ -63,7 +77,7 @@ func (c *cachedStage) Process(ctx context.Context, it *Item) Outcome {
 	o := c.ItemStage.Process(ctx, it)
 	if (o.Verdict == Keep || o.Verdict == Drop) && ctx.Err() == nil {
 		e := rundir.Entry{Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags,
-			ScoreSeconds: o.ScoreSeconds, ScoreRate: o.ScoreRate, Evidence: o.Evidence}
+			ScoreSeconds: o.ScoreSeconds, ScoreRate: o.ScoreRate, Evidence: o.Evidence, Proof: o.Proof}
 		if err := c.ledger.Put(key, e); err != nil {
 			return ErrorOutcome("ledger_write_failed", err.Error())
 		}

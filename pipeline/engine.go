@@ -546,7 +546,7 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 			sum.FlaggedByReason[f]++
 		}
 		task.LastStage = names[i]
-		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason, ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate}
+		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason, ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate, Proof: out.Proof}
 		if ev := out.Evidence; ev != nil {
 			mark.Runs, mark.Passes, mark.SandboxSeconds, mark.FromLedger = int32(ev.Runs), int32(ev.Passes), ev.SandboxSeconds, ev.FromLedger
 			if ev.FromLedger {
@@ -563,7 +563,7 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 		if *sinkErr == nil {
 			*sinkErr = e.Sink.Write(Decision{Index: task.Index, Path: task.Path, Stage: names[i],
 				Verdict: out.Verdict, Reason: out.Reason, Detail: out.Detail, Hash: task.Hash, Flags: out.Flags,
-				ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate, Evidence: out.Evidence})
+				ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate, Evidence: out.Evidence, Proof: out.Proof})
 		}
 	}
 }

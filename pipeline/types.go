@@ -48,6 +48,9 @@ type Outcome struct {
 	ScoreSeconds, ScoreRate *float64
 	// Evidence is set by stages that run sandboxes.
 	Evidence *Evidence
+	// Proof is where the verifier gate's positive evidence came from
+	// (filters.ProofOracle, ...); other stages leave it empty.
+	Proof string
 }
 
 // KeepOutcome, DropOutcome and ErrorOutcome build outcomes.

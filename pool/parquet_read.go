@@ -15,6 +15,11 @@ import (
 const (
 	ColPath       = "path"
 	ColTaskBinary = "task_binary"
+	// ColSolutionBinary is an optional column some re-releases of
+	// solution-less pools carry: a gzip tar of the task's solution (a
+	// solution/ directory, or solve.sh and its files at the top). It is
+	// read into Record.Solution; the output never carries it.
+	ColSolutionBinary = "solution_binary"
 )
 
 type parquetShard struct {
@@ -61,8 +66,11 @@ func openParquetFile(name string) (*os.File, *parquet.File, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: not a readable parquet file: %w", name, err)
 	}
-	for _, col := range []string{ColPath, ColTaskBinary} {
+	for _, col := range []string{ColPath, ColTaskBinary, ColSolutionBinary} {
 		leaf, ok := pf.Schema().Lookup(col)
+		if !ok && col == ColSolutionBinary {
+			continue // optional
+		}
 		if !ok {
 			f.Close()
 			return nil, nil, fmt.Errorf("%s: no %q column (columns: %v); a task pool needs %q and %q",
@@ -95,7 +103,7 @@ func (s *ParquetSource) String() string {
 }
 
 // Each implements Source, streaming one page at a time from the two
-// columns it needs.
+// columns it needs (three with the optional solution_binary).
 func (s *ParquetSource) Each(ctx context.Context, skip func(int64) bool, fn func(Record) error) error {
 	return s.each(ctx, skip, fn, false)
 }
@@ -125,16 +133,27 @@ func (s *ParquetSource) eachInShard(ctx context.Context, sh parquetShard, base i
 	defer f.Close()
 	pathLeaf, _ := pf.Schema().Lookup(ColPath)
 	blobLeaf, _ := pf.Schema().Lookup(ColTaskBinary)
+	solLeaf, hasSol := pf.Schema().Lookup(ColSolutionBinary)
 	idx := base
 	for gi, rg := range pf.RowGroups() {
 		chunks := rg.ColumnChunks()
 		paths := newColumnStream(chunks[pathLeaf.ColumnIndex].Pages())
 		blobs := newColumnStream(chunks[blobLeaf.ColumnIndex].Pages())
+		var sols *columnStream
+		if hasSol {
+			sols = newColumnStream(chunks[solLeaf.ColumnIndex].Pages())
+		}
+		closeAll := func() {
+			paths.close()
+			blobs.close()
+			if sols != nil {
+				sols.close()
+			}
+		}
 		n := rg.NumRows()
 		for i := int64(0); i < n; i++ {
 			if err := ctx.Err(); err != nil {
-				paths.close()
-				blobs.close()
+				closeAll()
 				return err
 			}
 			rec := Record{Index: idx, originFile: sh.name, originRow: idx - base}
@@ -151,6 +170,15 @@ func (s *ParquetSource) eachInShard(ctx context.Context, sh parquetShard, base i
 			if err != nil {
 				return fmt.Errorf("%s: row group %d: reading %q: %w", sh.name, gi, ColTaskBinary, err)
 			}
+			if sols != nil {
+				sv, err := sols.next()
+				if err != nil {
+					return fmt.Errorf("%s: row group %d: reading %q: %w", sh.name, gi, ColSolutionBinary, err)
+				}
+				if wanted && !sv.IsNull() {
+					rec.Solution = bytes.Clone(sv.ByteArray())
+				}
+			}
 			if wanted {
 				rec.BlobNull = bv.IsNull()
 				if !rec.BlobNull {
@@ -159,15 +187,13 @@ func (s *ParquetSource) eachInShard(ctx context.Context, sh parquetShard, base i
 					}
 				}
 				if err := fn(rec); err != nil {
-					paths.close()
-					blobs.close()
+					closeAll()
 					return err
 				}
 			}
 			idx++
 		}
-		paths.close()
-		blobs.close()
+		closeAll()
 	}
 	return nil
 }

@@ -20,6 +20,10 @@ type Record struct {
 	Blob     []byte
 	BlobNull bool
 	Err      error // a per-row read problem (e.g. a task directory that cannot be packed)
+	// Solution is the row's solution_binary (a solution supplied beside
+	// the task: see ColSolutionBinary), nil when the pool has no such
+	// column or the value is null. It is never borrowed.
+	Solution []byte
 
 	// Where the row came from, for messages: a file and a row in it
 	// (parquet), or a file alone (a task directory). Formatted only when a

@@ -7,12 +7,12 @@ import (
 
 // appendDecisionJSON appends d as one line of JSON, byte-identical to
 // encoding/json's Encoder with SetEscapeHTML(false), and reports false
-// (appending nothing) for decisions with a score or evidence, which the
+// (appending nothing) for decisions with a score, evidence or a proof, which the
 // caller encodes with encoding/json. The plain decisions of the static
 // stages are two per task of a 100K-task pool; by hand they cost a tenth
 // of the reflection encoder's time and allocate nothing.
 func appendDecisionJSON(b []byte, d *Decision) ([]byte, bool) {
-	if d.ScoreSeconds != nil || d.ScoreRate != nil || d.Evidence != nil {
+	if d.ScoreSeconds != nil || d.ScoreRate != nil || d.Evidence != nil || d.Proof != "" {
 		return b, false
 	}
 	b = append(b, `{"index":`...)

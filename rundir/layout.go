@@ -20,6 +20,21 @@ type StageFormat struct {
 	// Evidence: the manifest has <stage>_runs, _passes, _sandbox_seconds
 	// and _from_ledger columns.
 	Evidence bool
+	// Proof: the stage records where its positive evidence came from
+	// (StageMark.Proof); the manifest's `proof` column holds it. At most
+	// one stage of a layout sets it (the verifier gate).
+	Proof bool
+}
+
+// ProofStage is the stage of the layout that records a proof, "" when
+// none does.
+func (l Layout) ProofStage(stages []string) string {
+	for _, s := range stages {
+		if l[s].Proof {
+			return s
+		}
+	}
+	return ""
 }
 
 // Layout is the formats of the stages of a run directory, by stage name.

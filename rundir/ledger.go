@@ -41,6 +41,7 @@ type Entry struct {
 	// `score`; Get places it by the stage's score kind.
 	ScoreSeconds, ScoreRate *float64
 	Evidence                *Evidence
+	Proof                   string
 }
 
 // ledgerEntry is a line of ledger.jsonl.
@@ -52,6 +53,7 @@ type ledgerEntry struct {
 	Flags    []string  `json:"flags,omitempty"`
 	Score    *float64  `json:"score,omitempty"`
 	Evidence *Evidence `json:"evidence,omitempty"`
+	Proof    string    `json:"proof,omitempty"`
 	At       time.Time `json:"at"`
 }
 
@@ -155,13 +157,13 @@ func (l *Ledger) Get(key string, kind ScoreKind) (Entry, bool) {
 		return Entry{}, false
 	}
 	l.hits++
-	return Entry{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, ScoreSeconds: sec, ScoreRate: rate, Evidence: e.Evidence}, true
+	return Entry{Verdict: e.Verdict, Reason: e.Reason, Detail: e.Detail, Flags: e.Flags, ScoreSeconds: sec, ScoreRate: rate, Evidence: e.Evidence, Proof: e.Proof}, true
 }
 
 // Put appends an entry under key and syncs the file.
 func (l *Ledger) Put(key string, o Entry) error {
 	e := ledgerEntry{Key: key, Verdict: o.Verdict, Reason: o.Reason, Detail: o.Detail, Flags: o.Flags,
-		Score: JoinScore(o.ScoreSeconds, o.ScoreRate), Evidence: o.Evidence, At: time.Now().UTC()}
+		Score: JoinScore(o.ScoreSeconds, o.ScoreRate), Evidence: o.Evidence, Proof: o.Proof, At: time.Now().UTC()}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err

@@ -16,6 +16,8 @@ import (
 // stages with evidence the runs spent, the runs that passed and the sandbox
 // seconds. Columns are flat, named <stage>_verdict, <stage>_reason,
 // <stage>_seconds, <stage>_score, <stage>_runs, ... for DuckDB or pandas.
+// When a stage of the layout records a proof (the verifier gate), the
+// `proof` column holds it (null where the task did not reach that stage).
 func WriteManifest(name string, tasks []*Task, stages []string, layout Layout) error {
 	g := parquet.Group{
 		"index":         parquet.Leaf(parquet.Int64Type),
@@ -27,6 +29,10 @@ func WriteManifest(name string, tasks []*Task, stages []string, layout Layout) e
 		"final_stage":   parquet.Optional(parquet.String()),
 		"final_reason":  parquet.Optional(parquet.String()),
 		"stratum":       parquet.Optional(parquet.String()),
+	}
+	proofStage := layout.ProofStage(stages)
+	if proofStage != "" {
+		g["proof"] = parquet.Optional(parquet.String())
 	}
 	for _, s := range stages {
 		g[s+"_verdict"] = parquet.Optional(parquet.String())
@@ -104,6 +110,9 @@ func WriteManifest(name string, tasks []*Task, stages []string, layout Layout) e
 			rb.str(row, sc.verdict, string(m.Verdict))
 			rb.str(row, sc.reason, m.Reason)
 			rb.double(row, sc.seconds, m.Seconds)
+			if m.Stage == proofStage && m.Proof != "" && cols.proof >= 0 {
+				rb.str(row, cols.proof, m.Proof)
+			}
 			if v := JoinScore(m.ScoreSeconds, m.ScoreRate); v != nil && sc.score >= 0 {
 				rb.double(row, sc.score, *v)
 			}
@@ -177,6 +186,7 @@ func (rb *rowBuilder) col(name string) int {
 // manifestCols are the manifest's columns, resolved.
 type manifestCols struct {
 	index, path, hash, envHash, bundleBytes, finalVerdict, finalStage, finalReason, stratum int
+	proof                                                                                   int // -1: no proof column
 	stages                                                                                  map[string]stageCols
 }
 
@@ -197,7 +207,7 @@ func (rb *rowBuilder) manifestColumns(stages []string) (manifestCols, error) {
 	}
 	c := manifestCols{index: need("index"), path: need("path"), hash: need("hash"), envHash: need("env_hash"),
 		bundleBytes: need("bundle_bytes"), finalVerdict: need("final_verdict"), finalStage: need("final_stage"),
-		finalReason: need("final_reason"), stratum: need("stratum"), stages: make(map[string]stageCols, len(stages))}
+		finalReason: need("final_reason"), stratum: need("stratum"), proof: rb.col("proof"), stages: make(map[string]stageCols, len(stages))}
 	for _, s := range stages {
 		c.stages[s] = stageCols{verdict: need(s + "_verdict"), reason: need(s + "_reason"), seconds: need(s + "_seconds"),
 			score: rb.col(s + "_score"), runs: rb.col(s + "_runs"), passes: rb.col(s + "_passes"),

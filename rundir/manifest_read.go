@@ -12,7 +12,9 @@ import (
 // ReadManifest reads a run's tasks.parquet back into tasks with their
 // stage marks (for the given stage names, in order): what Merge combines.
 // A task is alive when its final verdict is keep. The layout places each
-// stage's score (StageMark.ScoreSeconds or ScoreRate).
+// stage's score (StageMark.ScoreSeconds or ScoreRate) and gives the
+// `proof` column (absent from older manifests) to the stage that records
+// one.
 func ReadManifest(name string, stages []string, layout Layout) ([]*Task, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -46,6 +48,7 @@ func ReadManifest(name string, stages []string, layout Layout) ([]*Task, error) 
 		}
 		return v.Double()
 	}
+	proofStage := layout.ProofStage(stages)
 	var tasks []*Task
 	rows := make([]parquet.Row, 256)
 	for {
@@ -74,6 +77,9 @@ func ReadManifest(name string, stages []string, layout Layout) ([]*Task, error) 
 				}
 				if v := get(row, s+"_from_ledger"); !v.IsNull() {
 					m.FromLedger = v.Boolean()
+				}
+				if s == proofStage {
+					m.Proof = str(get(row, "proof"))
 				}
 				t.Marks = append(t.Marks, m)
 				t.LastStage = s

@@ -43,17 +43,18 @@ type decisionJSON struct {
 	Flags    []string  `json:"flags,omitempty"`
 	Score    *float64  `json:"score,omitempty"`
 	Evidence *Evidence `json:"evidence,omitempty"`
+	Proof    string    `json:"proof,omitempty"`
 }
 
 func (d *Decision) wire() decisionJSON {
 	return decisionJSON{Index: d.Index, Path: d.Path, Stage: d.Stage, Verdict: d.Verdict, Reason: d.Reason, Detail: d.Detail,
-		Hash: d.Hash, Flags: d.Flags, Score: JoinScore(d.ScoreSeconds, d.ScoreRate), Evidence: d.Evidence}
+		Hash: d.Hash, Flags: d.Flags, Score: JoinScore(d.ScoreSeconds, d.ScoreRate), Evidence: d.Evidence, Proof: d.Proof}
 }
 
 // decision reads a line's score with the layout (none with a nil layout).
 func (w *decisionJSON) decision(layout Layout) (Decision, error) {
 	d := Decision{Index: w.Index, Path: w.Path, Stage: w.Stage, Verdict: w.Verdict, Reason: w.Reason, Detail: w.Detail,
-		Hash: w.Hash, Flags: w.Flags, Evidence: w.Evidence}
+		Hash: w.Hash, Flags: w.Flags, Evidence: w.Evidence, Proof: w.Proof}
 	if layout == nil {
 		return d, nil
 	}

@@ -41,6 +41,9 @@ type Decision struct {
 	ScoreRate    *float64 `json:"-"`
 	// Evidence is what a sandbox stage spent and saw for the task.
 	Evidence *Evidence `json:"evidence,omitempty"`
+	// Proof is where the verifier gate's positive evidence came from
+	// (oracle, supplied, policy, none); empty for other stages.
+	Proof string `json:"proof,omitempty"`
 }
 
 // Evidence is the work behind a sandbox stage's verdict on one task: the
@@ -97,6 +100,8 @@ type StageMark struct {
 	Runs, Passes   int32
 	SandboxSeconds float64
 	FromLedger     bool
+	// Proof: see Decision; the manifest's `proof` column.
+	Proof string
 }
 
 // StageSummary is one stage's line of the funnel.

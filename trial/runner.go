@@ -127,6 +127,10 @@ type Options struct {
 	// whose outcome or reward differs from the first one (sequential
 	// early stopping: the evidence is already conclusive).
 	StopOnDisagreement bool
+	// StopWhen, when set, also ends the repeats of a session after a
+	// result for which it returns true (a verdict already decided by
+	// that run, such as an unscored or too slow verifier).
+	StopWhen func(Result) bool
 	// VerifierTimeoutCap, when set, lowers a task's verifier timeout to it
 	// (curation need not wait 600 s for a verifier it will drop as slow).
 	VerifierTimeoutCap time.Duration
@@ -514,7 +518,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 			applyTimeout(&res, KindOf(actor), cfg.Agent.TimeoutSec)
 		}
 		results = append(results, res)
-		if o.StopOnDisagreement && !sameResult(results[0], res) {
+		if o.StopOnDisagreement && !sameResult(results[0], res) || o.StopWhen != nil && o.StopWhen(res) {
 			break
 		}
 	}

@@ -29,6 +29,7 @@ type buildOptions struct {
 	shards    int
 	lint      string
 	repeats   int
+	gate      gateOptions
 	sandboxes string // --sandbox SPEC: where sandboxes run
 	verifier  string // --verifier-sandbox MODE
 
@@ -59,6 +60,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.maxBuild, "env-max-build", filters.DefaultMaxBuild, "env stage: builds slower than this are cut off and dropped as environment_slow_build")
 	f.IntVar(&o.envRepeats, "env-repeats", 1, "env stage: measurements per unique environment (the later ones rebuilt without cache); any disagreement drops it as environment_unstable")
 	f.IntVar(&o.repeats, "flaky-repeats", 9, "flaky stage: oracle verifier runs per task (stops at the first disagreement)")
+	o.gate.addFlags(f)
 	addSandboxFlag(f, &o.sandboxes)
 	addVerifierSandboxFlag(f, &o.verifier)
 	f.IntVar(&o.attempts, "difficulty-attempts", 8, "difficulty stage: attempts per task (k)")
@@ -93,9 +95,17 @@ what is never solved; --difficulty-rule band keeps LO < rate < HI (RL groups wit
 It stops as soon as the verdict cannot change, unless --difficulty-exhaustive.
 
 env builds, starts and tears down each unique environment once and drops build failures,
-unhealthy or slow environments. flaky is the verifier gate: nop must score 0, the oracle 1
-in every one of --flaky-repeats verifier runs over two fresh sandboxes (stopping at the
-first disagreement), every run under 20 s.
+unhealthy or slow environments. flaky is the verifier gate. Negative side, always: the
+untouched environment must score 0 in every one of --nop-repeats verifier runs over
+--nop-sessions fresh sandboxes (5 over 2: a verifier passing it half of the time is caught
+97% of the time as flaky_verifier or nop_passes). Positive side: the oracle
+(solution/solve.sh), else a supplied solution (a solution_binary column in the pool, a
+gzip tar of solution/ or of solve.sh and its files; --solutions DIR with
+DIR/<task path>/solution/; RUN_DIR/solutions/<sha256 of task_binary>/solution/) must score
+1 in every one of --flaky-repeats runs over two fresh sandboxes (stopping at the first
+disagreement); every run under 20 s. A task with no positive evidence is kept as
+verifier_unproven (manifest proof=none), or dropped as unproven with --require-proof; the
+manifest's proof column says oracle, supplied, policy or none.
 
 lint checks (reason codes; default action): tests_in_image (drop: test.sh, the files it
 runs or an expected-output file is byte-identical to a file the Dockerfile copies into the
@@ -150,6 +160,10 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		return usageErr(err)
 	}
 	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats}
+	solutionKeys, err := o.gate.apply(&fopts, o.runDir)
+	if err != nil {
+		return err
+	}
 	if slices.Contains(names, filters.StageDifficulty) {
 		if fopts.Difficulty, err = o.difficulty(); err != nil {
 			return err
@@ -196,6 +210,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		Workers: g.workers, Limits: g.limits(), Logger: logger, Progress: progress, Shard: shard,
 		AfterStages: func(res *pipeline.Result) {
 			report = reports.StartBuildReport(o.runDir, reports.EnvHashesOf(res.Tasks))
+			warnUnknownSolutions(logger, o.gate.solutions, solutionKeys, res.Tasks)
 		},
 	})
 	wait()
