@@ -25,7 +25,9 @@ func recorded(turns ...[]terminus.Command) *agent.Trajectory {
 	return tr
 }
 
-func cmd(keys string, d float64) terminus.Command { return terminus.Command{Keystrokes: keys, Duration: d} }
+func cmd(keys string, d float64) terminus.Command {
+	return terminus.Command{Keystrokes: keys, Duration: d}
+}
 
 // TestSolveScript renders trajectories and runs the scripts with the
 // host's bash in a scratch directory: the files they leave are what the
