@@ -35,6 +35,7 @@ type Flaky struct {
 	Sessions  int           // fresh sandboxes they are spread over (at least 2 runs each); default 2
 	MaxVerify time.Duration // slow-verifier threshold; default 20 s
 	Labels    map[string]string
+	Prover    Prover // positive evidence without an oracle (nil: none)
 }
 
 // Name implements pipeline.Stage.

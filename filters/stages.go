@@ -96,7 +96,16 @@ func Stages() []StageSpec {
 			Reads: "the decoded bundle; runs the nop and oracle agents and the verifier in sandboxes",
 			Help:  "verifier gate: nop scores 0, the oracle 1 in every run; score: median test.sh seconds",
 			New: func(o Options) (pipeline.Stage, error) {
-				return Flaky{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels, Repeats: o.FlakyRepeats}, nil
+				f := Flaky{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels, Repeats: o.FlakyRepeats}
+				if o.Prover != nil {
+					p := *o.Prover
+					p.Runner, p.Labels = o.Runner, o.Labels
+					if err := p.Validate(); err != nil {
+						return nil, err
+					}
+					f.Prover = p
+				}
+				return f, nil
 			}},
 		{Name: StageVerifierTime, Set: true, Format: rundir.StageFormat{Score: rundir.ScoreSeconds},
 			Reads: "flaky's scores (median test.sh seconds) of the surviving tasks",
