@@ -35,10 +35,11 @@ const (
 	ReasonProofLost = "proof_attempts_failed"
 )
 
-// Layout of the discovered-solution store: SolutionsDir/<sha256 hex of
-// the task's task_binary>/ holds SolutionSubdir/solve.sh and
+// Layout of the discovered-solution store: RUN_DIR/SolutionStore/<sha256
+// hex of the task's task_binary>/ holds SolutionSubdir/solve.sh and
 // TrajectoryFile.
 const (
+	SolutionStore  = "solutions"
 	SolutionSubdir = "solution"
 	TrajectoryFile = "trajectory.json"
 )
