@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -137,27 +138,45 @@ func (p PolicyProver) Prove(ctx context.Context, it *pipeline.Item, t *trial.Tas
 func (p PolicyProver) prove(ctx context.Context, it *pipeline.Item, t *trial.Task) (PolicyProof, error) {
 	p = p.resolved()
 	var proof PolicyProof
-	var infra int
-	var lastInfra string
 	var passing []trial.Result
+	var source string // who passed: an attempt, or a stored trajectory's replay
+	var notes []string
 	name := p.Policy.Name()
-	for i := 0; i < p.Attempts && passing == nil; i++ {
-		h := &agent.Harness{Policy: p.Policy, Config: p.Harness, Session: attemptSession(t.Path, i)}
-		res, err := p.Runner.Run(ctx, t, trial.Options{Actor: h, Repeats: 1 + p.Reverify, Labels: p.Labels,
-			// Only a passing state is re-verified, and only until the
-			// first disagreement.
-			RepeatWhile: func(done []trial.Result) bool {
-				return done[0].Passed() && sameReward(done[0], done[len(done)-1])
-			}})
+
+	// A trajectory an earlier run proved is replayed instead of paying
+	// the policy again (when its solve.sh was stored, the flaky stage
+	// uses that and does not ask).
+	stored, err := p.storedTrajectory(it)
+	if err != nil {
+		notes = append(notes, err.Error())
+	}
+	if stored != nil {
+		h := &agent.Harness{Policy: agent.Replay{Trajectory: stored}, Config: agent.ReplayConfig(p.Harness, stored),
+			Session: t.Path + "#stored"}
+		res, err := p.verifiedSession(ctx, t, h)
 		if err != nil {
 			return proof, err
 		}
-		r := res[0]
-		if !r.Scored() { // a lost or broken session is filled with copies of its one outcome
-			res = res[:1]
+		proof.Runs = append(proof.Runs, res...)
+		if res[0].Passed() {
+			passing, source = res, fmt.Sprintf("the replay of the trajectory %s stored in an earlier run", stored.Policy)
+		} else {
+			notes = append(notes, "the replay of the stored trajectory gave "+resultText(res[0])+"; the policy attempted afresh")
+		}
+	}
+
+	var infra int
+	var lastInfra string
+	first := len(proof.Runs) // where the policy's attempts start
+	for i := 0; i < p.Attempts && passing == nil; i++ {
+		h := &agent.Harness{Policy: p.Policy, Config: p.Harness, Session: attemptSession(t.Path, i)}
+		res, err := p.verifiedSession(ctx, t, h)
+		if err != nil {
+			return proof, err
 		}
 		proof.Runs = append(proof.Runs, res...)
 		proof.Attempts++
+		r := res[0]
 		switch {
 		case r.Infra():
 			infra++
@@ -166,38 +185,39 @@ func (p PolicyProver) prove(ctx context.Context, it *pipeline.Item, t *trial.Tas
 			proof.Scored++
 			if r.Passed() {
 				proof.Passes++
-				passing = res
+				passing, source = res, fmt.Sprintf("attempt %d of %d (%s)", i+1, p.Attempts, name)
 			}
 		default: // the task itself is broken (build, verifier, reward file)
 			proof.Verdict = pipeline.DropOutcome(string(r.Outcome), fmt.Sprintf("%s (attempt %d of %s)", r.Detail, i+1, name))
-			p.log(it, t, proof)
+			p.log(it, proof.Runs[first:])
 			return proof, nil
 		}
 	}
-	p.log(it, t, proof)
-	tally := fmt.Sprintf("%d of %d attempts of %s scored, %d passed, %d lost to infrastructure", proof.Scored, proof.Attempts, name, proof.Passes, infra)
+	p.log(it, proof.Runs[first:])
 	if passing == nil {
-		proof.Detail = "no attempt passed: " + tally
+		tally := fmt.Sprintf("%d of %d attempts of %s scored, %d passed, %d lost to infrastructure", proof.Scored, proof.Attempts, name, proof.Passes, infra)
+		proof.Detail = withNotes("no attempt passed: "+tally, notes)
 		if proof.Scored == 0 || (proof.Scored < (proof.Attempts+1)/2 && infra > 0) {
-			proof.Verdict = pipeline.ErrorOutcome(ReasonProofLost, fmt.Sprintf("%s; last: %s", tally, lastInfra))
+			proof.Verdict = pipeline.ErrorOutcome(ReasonProofLost, withNotes(fmt.Sprintf("%s; last: %s", tally, lastInfra), notes))
 		}
 		return proof, nil
 	}
-	at := proof.Attempts // 1-based number of the passing attempt
 	for j, r := range passing[1:] {
 		if !sameReward(passing[0], r) {
 			proof.Verdict = pipeline.DropOutcome(ReasonFlakyVerifier, fmt.Sprintf(
-				"attempt %d of %s passed, but re-verification %d of the same state gave %s",
-				at, name, j+1, resultText(r)))
+				"%s passed, but re-verification %d of the same state gave %s", source, j+1, resultText(r)))
 			return proof, nil
 		}
 	}
 	if len(passing) != 1+p.Reverify { // cannot happen: RepeatWhile continues while they agree
-		return proof, fmt.Errorf("attempt %d: %d re-verifications ran, want %d", at, len(passing)-1, p.Reverify)
+		return proof, fmt.Errorf("%s: %d re-verifications ran, want %d", source, len(passing)-1, p.Reverify)
 	}
 	traj, _ := passing[0].Trajectory.(*agent.Trajectory)
+	if stored != nil && proof.Attempts == 0 {
+		traj = stored // what the replay typed, with the policy's own record
+	}
 	if traj == nil {
-		proof.Verdict = pipeline.ErrorOutcome(ReasonProofLost, fmt.Sprintf("attempt %d passed but left no trajectory to replay", at))
+		proof.Verdict = pipeline.ErrorOutcome(ReasonProofLost, source+" passed but left no trajectory to replay")
 		return proof, nil
 	}
 	for j := 0; j < p.Replays; j++ {
@@ -211,38 +231,86 @@ func (p PolicyProver) prove(ctx context.Context, it *pipeline.Item, t *trial.Tas
 		r := res[0]
 		switch {
 		case r.Infra():
-			proof.Verdict = pipeline.ErrorOutcome(ReasonProofLost, fmt.Sprintf("attempt %d of %s passed; its replay %d was lost to infrastructure: %s: %s", at, name, j+1, r.Outcome, r.Detail))
+			proof.Verdict = pipeline.ErrorOutcome(ReasonProofLost, fmt.Sprintf("%s passed; its replay %d was lost to infrastructure: %s", source, j+1, resultText(r)))
 			return proof, nil
 		case !r.Passed():
 			proof.Verdict = pipeline.DropOutcome(ReasonFlakySolutionOrEnv, fmt.Sprintf(
-				"attempt %d of %s passed (re-verified %d times), but replaying its %d commands in a fresh sandbox gave %s",
-				at, name, p.Reverify, len(traj.Commands()), resultText(r)))
+				"%s passed (re-verified %d times), but replaying its %d commands in a fresh sandbox gave %s",
+				source, p.Reverify, len(traj.Commands()), resultText(r)))
 			return proof, nil
 		}
 	}
 	proof.Solved = true
-	proof.Detail = fmt.Sprintf("attempt %d of %d passed (%s); %d re-verifications agreed; %d replays reproduced the reward", at, p.Attempts, name, p.Reverify, p.Replays)
-	if p.SolutionsDir == "" {
-		return proof, nil
-	}
-	stored, err := p.store(ctx, it, t, traj, &proof)
-	if err != nil {
-		if ctx.Err() != nil {
+	proof.Detail = fmt.Sprintf("%s passed; %d re-verifications agreed; %d replays reproduced the reward", source, p.Reverify, p.Replays)
+	if p.SolutionsDir != "" {
+		note, err := p.store(ctx, it, t, traj, &proof)
+		if err != nil && ctx.Err() != nil {
 			return proof, ctx.Err()
 		}
-		proof.Detail += "; the discovered solution was not stored: " + err.Error()
-		return proof, nil
+		if err != nil {
+			note = "the discovered solution was not stored: " + err.Error()
+		}
+		notes = append(notes, note)
 	}
-	proof.Detail += "; " + stored
+	proof.Detail = withNotes(proof.Detail, notes)
 	return proof, nil
 }
 
+// verifiedSession plays h on t in a fresh sandbox and verifies the
+// post-agent state once, then, only if that passed, Reverify more times
+// until the first disagreement. A session that did not score (lost to
+// infrastructure, or a task defect) is one result.
+func (p PolicyProver) verifiedSession(ctx context.Context, t *trial.Task, h *agent.Harness) ([]trial.Result, error) {
+	res, err := p.Runner.Run(ctx, t, trial.Options{Actor: h, Repeats: 1 + p.Reverify, Labels: p.Labels,
+		RepeatWhile: func(done []trial.Result) bool {
+			return done[0].Passed() && sameReward(done[0], done[len(done)-1])
+		}})
+	if err != nil {
+		return nil, err
+	}
+	if !res[0].Scored() { // filled with copies of its one outcome
+		res = res[:1]
+	}
+	return res, nil
+}
+
+// storedTrajectory reads the trajectory an earlier run stored for the
+// task; nil when there is none.
+func (p PolicyProver) storedTrajectory(it *pipeline.Item) (*agent.Trajectory, error) {
+	if p.SolutionsDir == "" || it == nil || len(it.Record.Blob) == 0 {
+		return nil, nil
+	}
+	name := filepath.Join(p.SolutionsDir, SolutionDirName(it.Record.Blob), TrajectoryFile)
+	data, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var traj agent.Trajectory
+	if err == nil {
+		err = json.Unmarshal(data, &traj)
+	}
+	if err == nil && len(traj.Turns) == 0 {
+		err = errors.New("it has no turns")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stored trajectory %s not used: %v", name, err)
+	}
+	return &traj, nil
+}
+
+func withNotes(s string, notes []string) string {
+	for _, n := range notes {
+		s += "; " + n
+	}
+	return s
+}
+
 // log records the attempts for the difficulty stage.
-func (p PolicyProver) log(it *pipeline.Item, t *trial.Task, proof PolicyProof) {
+func (p PolicyProver) log(it *pipeline.Item, attempts []trial.Result) {
 	if p.Log == nil || it == nil || it.Task == nil {
 		return
 	}
-	p.Log.put(it.Task.Hash, attemptSettings(p.PolicyID, p.Harness)+p.Runner.SettingsKey(), attemptRuns(proof.Runs))
+	p.Log.put(it.Task.Hash, attemptSettings(p.PolicyID, p.Harness)+p.Runner.SettingsKey(), attemptRuns(attempts))
 }
 
 // attemptRuns keeps the first result of every session (a policy attempt;

@@ -193,6 +193,21 @@ func TestPolicyProver(t *testing.T) {
 				t.Errorf("trajectory.json: %v", err)
 			}
 
+			// A rerun with only the trajectory stored (no solve.sh) replays
+			// it instead of paying the policy, even one that is down now.
+			if err := os.Remove(filepath.Join(dir, filters.SolutionSubdir, "solve.sh")); err != nil {
+				t.Fatal(err)
+			}
+			again := p
+			again.Policy, again.Log = down, nil
+			proof2, err := again.Prove(context.Background(), it, tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proof2.Solved || proof2.Attempts != 0 || proof2.Solution != dir || !strings.Contains(proof2.Detail, "stored in an earlier run") {
+				t.Errorf("rerun from the stored trajectory: solved %t after %d attempts, solution %q: %s", proof2.Solved, proof2.Attempts, proof2.Solution, proof2.Detail)
+			}
+
 			// The difficulty stage reuses the attempts: no sandbox.
 			cs := &countingStarts{Backend: d}
 			diff := filters.Difficulty{Runner: &trial.Runner{Backend: cs}, Labels: labels, Policy: tc.pol, PolicyID: "scripted",
