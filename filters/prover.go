@@ -65,7 +65,9 @@ func SolutionDirName(blob []byte) string {
 // solution: <hash>/trajectory.json, and <hash>/solution/solve.sh rendered
 // from the keystrokes (agent.SolveScript) once it has passed as an oracle
 // in a fresh sandbox (one more run; a script that does not is not written,
-// the proof stands).
+// the proof stands). A trajectory stored by an earlier run is replayed
+// (and re-verified) first, so a rerun pays no policy for a task proven
+// before.
 type PolicyProver struct {
 	Runner   *trial.Runner
 	Labels   map[string]string
