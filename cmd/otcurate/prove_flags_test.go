@@ -1,0 +1,20 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProveFlagsRejected: the prover's flags are checked before any
+// sandbox starts.
+func TestProveFlagsRejected(t *testing.T) {
+	dir := t.TempDir()
+	for _, bad := range [][]string{{"--prove-attempts", "0"}, {"--prove-replays", "0"}, {"--prove-reverify", "-1"}} {
+		args := append([]string{"build", "--pool", "../../testdata/sample-pool.parquet", "-o", filepath.Join(dir, "o.parquet"), "--run-dir", dir,
+			"--stages", "validate,flaky", "--policy", "builtin"}, bad...)
+		if _, code := run(t, args...); code != exitUsage {
+			t.Errorf("otcurate %s: exit %d, want %d", strings.Join(args, " "), code, exitUsage)
+		}
+	}
+}
