@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcurate/otcurate/agent"
@@ -344,11 +345,15 @@ func (p PolicyProver) store(ctx context.Context, it *pipeline.Item, t *trial.Tas
 	if len(notes) > 0 {
 		script = append(script, []byte("# Not reproduced from the terminal: "+strings.Join(notes, "; ")+"\n")...)
 	}
-	res, err := p.Runner.Run(ctx, t, trial.Options{Actor: scriptActor{script: script}, Repeats: 1, Labels: p.Labels})
+	actor := &scriptActor{script: script}
+	res, err := p.Runner.Run(ctx, t, trial.Options{Actor: actor, Repeats: 1, Labels: p.Labels})
 	if err != nil {
 		return "", err
 	}
 	proof.Runs = append(proof.Runs, res...)
+	if actor.timedOut.Load() { // the oracle's timeout is a defect (solve_timeout)
+		return "", fmt.Errorf("solve.sh rendered from the keystrokes exceeded the agent timeout as an oracle; only %s was written", TrajectoryFile)
+	}
 	if r := res[0]; !r.Passed() {
 		return "", fmt.Errorf("solve.sh rendered from the keystrokes did not pass as an oracle (%s); only %s was written",
 			resultText(r), TrajectoryFile)
@@ -371,11 +376,14 @@ func (p PolicyProver) store(ctx context.Context, it *pipeline.Item, t *trial.Tas
 // scriptActor runs a discovered solve.sh the way the oracle runs a task's
 // own: copied to /solution, run as the agent user under the agent timeout,
 // output in /logs/agent/oracle.txt.
-type scriptActor struct{ script []byte }
+type scriptActor struct {
+	script   []byte
+	timedOut atomic.Bool // in the last Act
+}
 
-func (scriptActor) Name() string { return "discovered-solution" }
+func (*scriptActor) Name() string { return "discovered-solution" }
 
-func (a scriptActor) Act(ctx context.Context, sb sandbox.Sandbox, t *trial.Task) (trial.ActReport, error) {
+func (a *scriptActor) Act(ctx context.Context, sb sandbox.Sandbox, t *trial.Task) (trial.ActReport, error) {
 	cfg := t.Info.Config
 	if err := sb.Upload(ctx, "/solution", []bundle.Entry{{Name: "solve.sh", Kind: bundle.KindFile, Mode: 0o755, Data: a.script}}); err != nil {
 		return trial.ActReport{}, err
@@ -393,6 +401,7 @@ func (a scriptActor) Act(ctx context.Context, sb sandbox.Sandbox, t *trial.Task)
 		return trial.ActReport{}, err
 	}
 	code := res.ExitCode
+	a.timedOut.Store(res.TimedOut)
 	return trial.ActReport{Exit: &code, TimedOut: res.TimedOut}, nil
 }
 

@@ -132,6 +132,14 @@ func TestPolicyProver(t *testing.T) {
 		}
 		return terminusReply(true), nil
 	}}
+	// typesIntoCat writes the file by typing its content into cat and
+	// ending it with C-d: the terminal does it, a script cannot.
+	typesIntoCat := turnPolicy{reply: func(_ string, n int, _ string) (string, error) {
+		if n == 0 {
+			return terminusReply(true, "cat > /app/out.txt\n", "ok\n", "C-d"), nil
+		}
+		return terminusReply(true), nil
+	}}
 	down := turnPolicy{reply: func(string, int, string) (string, error) {
 		return "", &policy.Unavailable{Attempts: 1, Err: os.ErrDeadlineExceeded}
 	}}
@@ -144,22 +152,24 @@ func TestPolicyProver(t *testing.T) {
 		reason   string
 		attempts int
 		passes   int
-		runs     int // trial results paid for
+		runs     int  // trial results paid for
+		noScript bool // solved, but its solve.sh cannot pass as an oracle
 	}{
 		{"solved at the second attempt", okVerifier, writes(func(a string) string {
 			if a == "0" {
 				return "echo no > /app/out.txt\n"
 			}
 			return "echo ok > /app/out.txt\n"
-		}), true, "", "", 2, 1, 1 + 3 + 1 + 1},
-		{"never solved", okVerifier, writes(func(string) string { return "echo no > /app/out.txt\n" }), false, "", "", 3, 0, 3},
+		}), true, "", "", 2, 1, 1 + 3 + 1 + 1, false},
+		{"solved by typing into cat: a script cannot redo it", okVerifier, typesIntoCat, true, "", "", 1, 1, 3 + 1 + 1, true},
+		{"never solved", okVerifier, writes(func(string) string { return "echo no > /app/out.txt\n" }), false, "", "", 3, 0, 3, false},
 		{"verifier flips on re-verification", flipVerifier, writes(func(string) string { return "echo ok > /app/out.txt\n" }),
-			false, pipeline.Drop, filters.ReasonFlakyVerifier, 1, 1, 2},
-		{"replay fails in a fresh sandbox", tokenVerifier, tokenPolicy, false, pipeline.Drop, filters.ReasonFlakySolutionOrEnv, 1, 1, 3 + 1},
-		{"policy endpoint down", okVerifier, down, false, pipeline.Error, filters.ReasonProofLost, 3, 0, 3},
+			false, pipeline.Drop, filters.ReasonFlakyVerifier, 1, 1, 2, false},
+		{"replay fails in a fresh sandbox", tokenVerifier, tokenPolicy, false, pipeline.Drop, filters.ReasonFlakySolutionOrEnv, 1, 1, 3 + 1, false},
+		{"policy endpoint down", okVerifier, down, false, pipeline.Error, filters.ReasonProofLost, 3, 0, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			it, tk := proverItem(t, "prove-"+strings.ReplaceAll(tc.name, " ", "-"), tc.testSh)
+			it, tk := proverItem(t, "prove-"+strings.NewReplacer(" ", "-", ":", "").Replace(tc.name), tc.testSh)
 			store := t.TempDir()
 			log := filters.NewAttemptLog()
 			p := filters.PolicyProver{Runner: &trial.Runner{Backend: d}, Labels: labels, Policy: tc.pol, PolicyID: "scripted",
@@ -182,6 +192,15 @@ func TestPolicyProver(t *testing.T) {
 			if !tc.solved {
 				if serr == nil || proof.Solution != "" {
 					t.Errorf("a solution was stored for an unproven task: %s", proof.Solution)
+				}
+				return
+			}
+			if _, err := os.Stat(filepath.Join(dir, filters.TrajectoryFile)); err != nil {
+				t.Errorf("no trajectory stored: %v", err)
+			}
+			if tc.noScript {
+				if serr == nil || proof.Solution != "" || !strings.Contains(proof.Detail, "did not pass as an oracle") {
+					t.Errorf("a solve.sh that cannot work was stored (%q): %s", proof.Solution, proof.Detail)
 				}
 				return
 			}
