@@ -212,7 +212,7 @@ func (p PolicyProver) prove(ctx context.Context, it *pipeline.Item, t *trial.Tas
 			return proof, nil
 		}
 	}
-	if len(passing) != 1+p.Reverify { // cannot happen: RepeatWhile continues while they agree
+	if len(passing) != 1+p.Reverify { // cannot happen: the session stops only at a disagreement
 		return proof, fmt.Errorf("%s: %d re-verifications ran, want %d", source, len(passing)-1, p.Reverify)
 	}
 	traj, _ := passing[0].Trajectory.(*agent.Trajectory)
@@ -265,9 +265,7 @@ func (p PolicyProver) prove(ctx context.Context, it *pipeline.Item, t *trial.Tas
 // infrastructure, or a task defect) is one result.
 func (p PolicyProver) verifiedSession(ctx context.Context, t *trial.Task, h *agent.Harness) ([]trial.Result, error) {
 	res, err := p.Runner.Run(ctx, t, trial.Options{Actor: h, Repeats: 1 + p.Reverify, Labels: p.Labels,
-		RepeatWhile: func(done []trial.Result) bool {
-			return done[0].Passed() && sameReward(done[0], done[len(done)-1])
-		}})
+		StopOnDisagreement: true, StopWhen: func(r trial.Result) bool { return !r.Passed() }})
 	if err != nil {
 		return nil, err
 	}

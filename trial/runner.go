@@ -127,11 +127,10 @@ type Options struct {
 	// whose outcome or reward differs from the first one (sequential
 	// early stopping: the evidence is already conclusive).
 	StopOnDisagreement bool
-	// RepeatWhile, when set, is asked before each verifier repeat after
-	// the first with the session's results so far: false ends the
-	// session's repeats (re-verify a post-agent state only when its first
-	// verification passed, say).
-	RepeatWhile func(done []Result) bool
+	// StopWhen, when set, also ends the repeats of a session after a
+	// result for which it returns true (a verdict already decided by
+	// that run, such as an unscored or too slow verifier).
+	StopWhen func(Result) bool
 	// VerifierTimeoutCap, when set, lowers a task's verifier timeout to it
 	// (curation need not wait 600 s for a verifier it will drop as slow).
 	VerifierTimeoutCap time.Duration
@@ -498,9 +497,6 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 
 	// Verify, repeatedly, on the same post-solution state.
 	for i := 0; i < repeats; i++ {
-		if i > 0 && o.RepeatWhile != nil && !o.RepeatWhile(results) {
-			break
-		}
 		t0 = time.Now()
 		res, err := r.verify(ctx, vsb, t, o)
 		if err != nil {
@@ -522,7 +518,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 			applyTimeout(&res, KindOf(actor), cfg.Agent.TimeoutSec)
 		}
 		results = append(results, res)
-		if o.StopOnDisagreement && !sameResult(results[0], res) {
+		if o.StopOnDisagreement && !sameResult(results[0], res) || o.StopWhen != nil && o.StopWhen(res) {
 			break
 		}
 	}
