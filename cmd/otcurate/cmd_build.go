@@ -164,6 +164,10 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 			return usageErr(err) // before any sandbox starts
 		}
 	}
+	proveSet := cmd.Flags().Changed("prove-attempts") || cmd.Flags().Changed("prove-reverify") || cmd.Flags().Changed("prove-replays")
+	if proveSet && !(cmd.Flags().Changed("policy") && slices.Contains(names, filters.StageFlaky)) {
+		return usageErr(fmt.Errorf("--prove-attempts, --prove-reverify and --prove-replays configure the flaky stage's policy prover: they need --policy and the flaky stage"))
+	}
 	if cmd.Flags().Changed("policy") && slices.Contains(names, filters.StageFlaky) {
 		if fopts.Prover, err = o.prover(fopts.Difficulty, slices.Contains(names, filters.StageDifficulty)); err != nil {
 			return err

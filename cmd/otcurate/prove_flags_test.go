@@ -16,5 +16,14 @@ func TestProveFlagsRejected(t *testing.T) {
 		if _, code := run(t, args...); code != exitUsage {
 			t.Errorf("otcurate %s: exit %d, want %d", strings.Join(args, " "), code, exitUsage)
 		}
+	} // Without a policy (or without flaky) the flags would do nothing.
+	for _, args := range [][]string{
+		{"--stages", "validate,flaky", "--prove-attempts", "2"},
+		{"--stages", "validate,lint", "--policy", "builtin", "--prove-replays", "2"},
+	} {
+		args = append([]string{"build", "--pool", "../../testdata/sample-pool.parquet", "-o", filepath.Join(dir, "o.parquet"), "--run-dir", dir}, args...)
+		if _, code := run(t, args...); code != exitUsage {
+			t.Errorf("otcurate %s: exit %d, want %d", strings.Join(args, " "), code, exitUsage)
+		}
 	}
 }
