@@ -52,6 +52,11 @@ type Difficulty struct {
 	// Exhaustive runs all k attempts even when the verdict is already
 	// known (a full pass-rate estimate for every task).
 	Exhaustive bool
+	// Prior, when set, holds the attempts the flaky stage's policy prover
+	// ran on a task; they stand for this stage's first attempts (the same
+	// episode sessions) when they were drawn with the same policy and
+	// harness settings, instead of being paid for again.
+	Prior *AttemptLog
 }
 
 // Name implements pipeline.Stage.
@@ -95,21 +100,31 @@ func (s Difficulty) Process(ctx context.Context, it *pipeline.Item) pipeline.Out
 	if err != nil {
 		return pipeline.ErrorOutcome(ReasonTaskUnloadable, err.Error())
 	}
-	var passes, scored, infra, runs int
+	var passes, scored, infra, runs, reused int
 	var lastInfra string
 	var sp spend
+	var prior []trial.Result
+	if a, ok := s.Prior.take(it.Task.Hash, attemptSettings(s.PolicyID, s.Harness)+s.Runner.SettingsKey()); ok {
+		prior = a.Results
+	}
 	for i := 0; i < s.Attempts; i++ {
 		if !s.Exhaustive && s.decided(passes, scored, s.Attempts-i) {
 			break
 		}
-		h := &agent.Harness{Policy: s.Policy, Config: s.Harness, Session: fmt.Sprintf("%s#%d", t.Path, i)}
-		res, err := s.Runner.Run(ctx, t, trial.Options{Actor: h, Repeats: 1, Labels: s.Labels})
-		if err != nil {
-			return pipeline.ErrorOutcome(ReasonStageInterrupted, err.Error())
+		var r trial.Result
+		if i < len(prior) {
+			r = prior[i]
+			reused++
+		} else {
+			h := &agent.Harness{Policy: s.Policy, Config: s.Harness, Session: attemptSession(t.Path, i)}
+			res, err := s.Runner.Run(ctx, t, trial.Options{Actor: h, Repeats: 1, Labels: s.Labels})
+			if err != nil {
+				return pipeline.ErrorOutcome(ReasonStageInterrupted, err.Error())
+			}
+			sp.add(res)
+			r = res[0]
 		}
 		runs++
-		sp.add(res)
-		r := res[0]
 		switch {
 		case r.Infra():
 			infra++
@@ -124,6 +139,9 @@ func (s Difficulty) Process(ctx context.Context, it *pipeline.Item) pipeline.Out
 		}
 	}
 	tally := fmt.Sprintf("%d of %d scored attempts passed (%s, %d runs, %d lost to infrastructure)", passes, scored, s.Policy.Name(), runs, infra)
+	if reused > 0 {
+		tally += fmt.Sprintf("; %d of the runs are the flaky stage's proof attempts, reused", reused)
+	}
 	if scored == 0 || (scored < (runs+1)/2 && infra > 0) {
 		return sp.attach(pipeline.ErrorOutcome(ReasonNoAttempts, fmt.Sprintf("%s; last: %s", tally, lastInfra)))
 	}

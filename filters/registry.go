@@ -41,6 +41,10 @@ type Options struct {
 	// Difficulty configures the difficulty stage (its Runner, Limits and
 	// Labels are filled from the fields above).
 	Difficulty Difficulty
+	// Prover, when set, is the flaky stage's policy prover for tasks
+	// without an oracle (its Runner and Labels are filled from the fields
+	// above).
+	Prover *PolicyProver
 }
 
 // DefaultStageList is `otcurate build`'s stage list: the table's default

@@ -96,8 +96,17 @@ func Stages() []StageSpec {
 			Reads: "the decoded bundle and supplied solutions; runs the nop agent, the oracle (or a supplied solution) and the verifier in sandboxes",
 			Help:  "verifier gate: the untouched env scores 0 in every run, the oracle or a supplied solution 1 (else kept as verifier_unproven); score: median test.sh seconds",
 			New: func(o Options) (pipeline.Stage, error) {
-				return Flaky{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels, Repeats: o.FlakyRepeats,
-					NopRepeats: o.NopRepeats, NopSessions: o.NopSessions, Solutions: o.Solutions, RequireProof: o.RequireProof}, nil
+				f := Flaky{Runner: o.Runner, Limits: o.Limits, Labels: o.Labels, Repeats: o.FlakyRepeats,
+					NopRepeats: o.NopRepeats, NopSessions: o.NopSessions, Solutions: o.Solutions, RequireProof: o.RequireProof}
+				if o.Prover != nil {
+					p := *o.Prover
+					p.Runner, p.Labels = o.Runner, o.Labels
+					if err := p.Validate(); err != nil {
+						return nil, err
+					}
+					f.Prover = p
+				}
+				return f, nil
 			}},
 		{Name: StageVerifierTime, Set: true, Format: rundir.StageFormat{Score: rundir.ScoreSeconds},
 			Reads: "flaky's scores (median test.sh seconds) of the surviving tasks",

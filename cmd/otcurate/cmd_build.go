@@ -43,6 +43,8 @@ type buildOptions struct {
 	rule       string
 	band       string
 	exhaustive bool
+
+	proveAttempts, proveReverify, proveReplays int
 }
 
 func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
@@ -67,6 +69,9 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.rule, "difficulty-rule", filters.RuleSolvable, "difficulty stage keep rule: solvable (pass@k > 0, the reference rule) or band")
 	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
 	f.BoolVar(&o.exhaustive, "difficulty-exhaustive", false, "run all k attempts even once the verdict is known (full pass-rate estimates)")
+	f.IntVar(&o.proveAttempts, "prove-attempts", filters.DefaultProveAttempts, "flaky stage, tasks without a solution, with --policy: policy attempts until the first pass")
+	f.IntVar(&o.proveReverify, "prove-reverify", filters.DefaultProveReverify, "flaky stage prover: verifier re-runs on the passing attempt's state (any disagreement: flaky_verifier)")
+	f.IntVar(&o.proveReplays, "prove-replays", filters.DefaultProveReplays, "flaky stage prover: replays of the passing keystrokes into fresh sandboxes (a failing one: flaky_solution_or_environment)")
 	o.pol.addFlags(f, 1)
 	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=drop\" (each check: drop, warn or off)")
 }
@@ -93,6 +98,13 @@ difficulty runs --difficulty-attempts episodes of a policy (--policy builtin|ope
 task through the terminus-2 harness and keeps tasks by pass rate: the reference rule drops
 what is never solved; --difficulty-rule band keeps LO < rate < HI (RL groups with variance).
 It stops as soon as the verdict cannot change, unless --difficulty-exhaustive.
+
+With --policy, flaky proves a task that has no solution/ with the policy: attempts until the
+first pass (--prove-attempts), the verifier re-run on that state (--prove-reverify; a
+disagreement drops flaky_verifier), the keystrokes replayed into fresh sandboxes
+(--prove-replays; a failing replay drops flaky_solution_or_environment). A proven task's
+trajectory and a solve.sh rendered from it (kept only if it passes as an oracle) go to
+RUN_DIR/solutions/<sha256 of task_binary>/; difficulty reuses the proof's attempts.
 
 env builds, starts and tears down each unique environment once and drops build failures,
 unhealthy or slow environments. flaky is the verifier gate. Negative side, always: the
@@ -170,6 +182,18 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		}
 		if err := fopts.Difficulty.Validate(); err != nil {
 			return usageErr(err) // before any sandbox starts
+		}
+	}
+	proveSet := cmd.Flags().Changed("prove-attempts") || cmd.Flags().Changed("prove-reverify") || cmd.Flags().Changed("prove-replays")
+	if proveSet && !(cmd.Flags().Changed("policy") && slices.Contains(names, filters.StageFlaky)) {
+		return usageErr(fmt.Errorf("--prove-attempts, --prove-reverify and --prove-replays configure the flaky stage's policy prover: they need --policy and the flaky stage"))
+	}
+	if cmd.Flags().Changed("policy") && slices.Contains(names, filters.StageFlaky) {
+		if fopts.Prover, err = o.prover(fopts.Difficulty, slices.Contains(names, filters.StageDifficulty)); err != nil {
+			return err
+		}
+		if fopts.Prover.Log != nil {
+			fopts.Difficulty.Prior = fopts.Prover.Log
 		}
 	}
 	lock, err := lockRunDir(cmd, g.logger, o.runDir)
@@ -263,6 +287,31 @@ func (o *buildOptions) difficulty() (filters.Difficulty, error) {
 	}
 	return filters.Difficulty{Policy: p, PolicyID: id, Harness: o.pol.harnessConfig(), Attempts: o.attempts,
 		Rule: o.rule, Lo: lo, Hi: hi, Exhaustive: o.exhaustive}, nil
+}
+
+// prover builds the flaky stage's policy prover from the flags. With the
+// difficulty stage in the run it shares that stage's policy and hands it
+// its attempts.
+func (o *buildOptions) prover(diff filters.Difficulty, withDifficulty bool) (*filters.PolicyProver, error) {
+	if o.proveAttempts < 1 || o.proveReverify < 0 || o.proveReplays < 1 {
+		return nil, usageErr(fmt.Errorf("--prove-attempts and --prove-replays must be ≥ 1, --prove-reverify ≥ 0"))
+	}
+	p := &filters.PolicyProver{Attempts: o.proveAttempts, Reverify: o.proveReverify, Replays: o.proveReplays,
+		SolutionsDir: filepath.Join(o.runDir, filters.SolutionStore)}
+	if withDifficulty {
+		p.Policy, p.PolicyID, p.Harness = diff.Policy, diff.PolicyID, diff.Harness
+		p.Log = filters.NewAttemptLog()
+		return p, nil
+	}
+	var err error
+	if p.Policy, err = o.pol.build(); err != nil {
+		return nil, err
+	}
+	if p.PolicyID, err = o.pol.identity(); err != nil {
+		return nil, err
+	}
+	p.Harness = o.pol.harnessConfig()
+	return p, nil
 }
 
 func newFilterCmd(g *globals) *cobra.Command {
