@@ -26,7 +26,8 @@ OP is one of:
   read -path P -max N [-tail]   kill, then read a regular file (no symlink followed)
   reset -dir D -mode M [-in F]  kill, then remove D and create it afresh, with the
                                 entries read from F ("-": stdin; none without -in)
-Common flags: -base LIST (PID:STARTTIME, comma separated: the processes that
+Common flags: -any-pidns (kill even in the initial PID namespace; without it
+the helper refuses, so that a run by hand on a host kills nothing), -base LIST (PID:STARTTIME, comma separated: the processes that
 survive), -rm DIR (remove the tree DIR first: a previous helper's directory).
 The answer is one frame on stdout (see package op); the exit status is 0
 whenever the frame was written.`
@@ -51,6 +52,7 @@ func Run(args []string, stdin io.Reader, stdout io.Writer) int {
 	dir := fs.String("dir", "", "")
 	mode := fs.String("mode", "", "")
 	in := fs.String("in", "", "")
+	anyNS := fs.Bool("any-pidns", false, "")
 	reply := func(st Status, payload []byte) int {
 		if err := WriteFrame(stdout, nonce, st, payload); err != nil {
 			return 2
@@ -93,6 +95,9 @@ func Run(args []string, stdin io.Reader, stdout io.Writer) int {
 			return fail("reset: input: %v", err)
 		}
 	}
+	if !*anyNS && initialPIDNS() {
+		return fail("%s: refusing to kill in the host's initial PID namespace (pass -any-pidns where a sandbox has one)", opName)
+	}
 	n, err := KillAll(baseline, KillLimit)
 	if err != nil {
 		return fail("kill: %v (%d signalled)", err, n)
@@ -122,6 +127,18 @@ func Run(args []string, stdin io.Reader, stdout io.Writer) int {
 		return reply(res.Status, []byte(res.Detail))
 	}
 	return fail("unknown operation %q", opName)
+}
+
+// initPIDNSIno is the inode of the initial PID namespace (the kernel's
+// PROC_PID_INIT_INO).
+const initPIDNSIno = 0xEFFFFFFC
+
+// initialPIDNS reports whether the helper runs in the host's initial PID
+// namespace, where a kill pass would hit the host's processes: a guard
+// against running it by hand outside a sandbox.
+func initialPIDNS() bool {
+	var st unix.Stat_t
+	return unix.Stat("/proc/self/ns/pid", &st) == nil && st.Ino == initPIDNSIno
 }
 
 // removePath removes the tree at the path comps, following no link.
