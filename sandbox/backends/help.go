@@ -64,6 +64,21 @@ Daytona (daytona):
   DAYTONA_API_URL                  the API (default https://app.daytona.io/api)
   DAYTONA_TARGET                   the region, e.g. us (optional)
 
+The sandbox helper (daytona): a static program that kills the agent's processes,
+reads the reward files and resets /tests and /logs/verifier inside a sandbox
+instead of the image's bash, head and rm, which an agent can replace. make build
+writes bin/otcurate-sandbox-helper-linux-{amd64,arm64} next to bin/otcurate.
+  OTCURATE_SANDBOX_HELPER          the helper binary, or a directory holding
+                                   otcurate-sandbox-helper-linux-ARCH (default:
+                                   the directory of the otcurate executable)
+Without it the backend warns at start-up, every result carries a warning, and
+the image's tools are used. On Daytona each use uploads the helper through the
+toolbox's file API (no program of the image involved) to a fresh directory with
+a random name, 0700, and runs it by absolute path with no shell; each upload
+removes the previous one; KillAll always uploads anew, so does any call after an
+exec. Not covered: an agent process still alive when KillAll starts can race the
+upload (find the new directory and swap the binary before it runs).
+
 Fake (fake):
   OTCURATE_FAKE_DIR                image layers and sandbox state (default
                                    $TMPDIR/otcurate-fake)
