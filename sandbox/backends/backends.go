@@ -123,6 +123,21 @@ func openKube(ctx context.Context, s Settings) (sandbox.Backend, error) {
 		return nil, fmt.Errorf("kube backend: the image builder: %w", err)
 	}
 	o.Builder = builder
+	var missing []string
+	for _, arch := range []string{"amd64", "arm64"} {
+		bin, why := findHelper(s, arch)
+		if bin == nil {
+			missing = append(missing, why)
+			continue
+		}
+		if o.Helpers == nil {
+			o.Helpers = map[string]*helper.Binary{}
+		}
+		o.Helpers[arch] = bin
+	}
+	if len(o.Helpers) == 0 {
+		o.HelperMissing = strings.Join(missing, "; ")
+	}
 	b, err := kube.New(ctx, o)
 	if err != nil {
 		builder.Close()

@@ -64,7 +64,7 @@ Daytona (daytona):
   DAYTONA_API_URL                  the API (default https://app.daytona.io/api)
   DAYTONA_TARGET                   the region, e.g. us (optional)
 
-The sandbox helper (daytona): a static program that kills the agent's processes,
+The sandbox helper (kube, daytona): a static program that kills the agent's processes,
 reads the reward files and resets /tests and /logs/verifier inside a sandbox
 instead of the image's bash, head and rm, which an agent can replace. make build
 writes bin/otcurate-sandbox-helper-linux-{amd64,arm64} next to bin/otcurate.
@@ -72,12 +72,16 @@ writes bin/otcurate-sandbox-helper-linux-{amd64,arm64} next to bin/otcurate.
                                    otcurate-sandbox-helper-linux-ARCH (default:
                                    the directory of the otcurate executable)
 Without it the backend warns at start-up, every result carries a warning, and
-the image's tools are used. On Daytona each use uploads the helper through the
-toolbox's file API (no program of the image involved) to a fresh directory with
-a random name, 0700, and runs it by absolute path with no shell; each upload
-removes the previous one; KillAll always uploads anew, so does any call after an
-exec. Not covered: an agent process still alive when KillAll starts can race the
-upload (find the new directory and swap the binary before it runs).
+the image's tools are used. KillAll always puts a fresh copy into a new
+directory with a random name (0700), so does any call after an exec; each copy
+removes the previous one; the helper runs by absolute path with no shell, and
+kills every process the agent started before it reads or writes anything.
+  daytona  the copy goes through the toolbox's file API: no program of the image
+           is involved. Not covered: an agent process still alive when KillAll
+           starts can race the upload (find the new directory, swap the binary).
+  kube     the copy is written by the image's mkdir and install (its bytes
+           through the exec's stdin): an agent that replaced those two can still
+           substitute the helper. The node's kubernetes.io/arch picks the binary.
 
 Fake (fake):
   OTCURATE_FAKE_DIR                image layers and sandbox state (default
