@@ -124,7 +124,7 @@ func TestDaytonaAdversarialTools(t *testing.T) {
 				case r.Outcome != trial.Scored && (!tc.taskSide || !r.Outcome.IsTaskDefect()):
 					t.Errorf("outcome %s (%s), want scored 0", r.Outcome, r.Detail)
 				}
-				t.Logf("%s: %s %v %s", tc.name, r.Outcome, r.Reward, r.Detail)
+				t.Logf("%s: %s %s %s", tc.name, r.Outcome, reward(r), r.Detail)
 			}
 		})
 	}
@@ -191,4 +191,12 @@ func TestDaytonaVerifyCost(t *testing.T) {
 		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 		t.Logf("%s: median %v over %d verifications (min %v, max %v)", mode, took[n/2], n, took[0], took[n-1])
 	}
+}
+
+// reward prints a result's reward, "none" when it has none.
+func reward(r trial.Result) string {
+	if r.Reward == nil {
+		return "none"
+	}
+	return fmt.Sprint(*r.Reward)
 }

@@ -90,9 +90,9 @@ func TestKubeAdversarialTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range res {
-				t.Logf("%s: %s %v %s", tc.name, r.Outcome, r.Reward, r.Detail)
+				t.Logf("%s: %s %s %s", tc.name, r.Outcome, reward(r), r.Detail)
 				if r.Outcome != trial.Scored || r.Reward == nil || *r.Reward != 0 {
-					t.Errorf("outcome %s reward %v (%s), want scored 0\n%s", r.Outcome, r.Reward, r.Detail, r.Log)
+					t.Errorf("outcome %s reward %s (%s), want scored 0\n%s", r.Outcome, reward(r), r.Detail, r.Log)
 				}
 			}
 		})
@@ -151,4 +151,12 @@ func TestKubeVerifyCost(t *testing.T) {
 		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 		t.Logf("%s: median %v over %d verifications (min %v, max %v)", mode, took[n/2], n, took[0], took[n-1])
 	}
+}
+
+// reward prints a result's reward, "none" when it has none.
+func reward(r trial.Result) string {
+	if r.Reward == nil {
+		return "none"
+	}
+	return fmt.Sprint(*r.Reward)
 }
