@@ -132,7 +132,12 @@ func nonce() string {
 // call runs one operation and returns its status and payload.
 func (i Isolation) call(ctx context.Context, opName string, input []byte, fresh bool, args ...string) (op.Status, []byte, error) {
 	n := nonce()
-	argv := append([]string{n, opName, "-base", strings.Join(strings.Fields(i.Baseline), ",")}, args...)
+	argv := []string{n, opName}
+	if base := strings.Join(strings.Fields(i.Baseline), ","); base != "" {
+		// Never an empty word: Daytona's daemon may drop it.
+		argv = append(argv, "-base", base)
+	}
+	argv = append(argv, args...)
 	out, err := i.Run(ctx, argv, input, fresh)
 	if err != nil {
 		return "", nil, err
