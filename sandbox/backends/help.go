@@ -77,11 +77,12 @@ directory with a random name (0700), so does any call after an exec; each copy
 removes the previous one; the helper runs by absolute path with no shell, and
 kills every process the agent started before it reads or writes anything.
   daytona  the copy goes through the toolbox's file API: no program of the image
-           is involved. Not covered: an agent process still alive when KillAll
-           starts can race the upload (find the new directory, swap the binary).
+           is involved.
   kube     the copy is written by the image's mkdir and install (its bytes
            through the exec's stdin): an agent that replaced those two can still
            substitute the helper. The node's kubernetes.io/arch picks the binary.
+Not covered on either: an agent process still alive when KillAll starts can race
+the fresh copy (find the new directory, swap the binary before it runs).
 
 Fake (fake):
   OTCURATE_FAKE_DIR                image layers and sandbox state (default

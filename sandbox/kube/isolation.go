@@ -49,6 +49,14 @@ func (s *podSandbox) withHelper() (helper.Isolation, bool) {
 	return helper.Isolation{Run: s.runHelper, Baseline: s.baseline}, true
 }
 
+// Warnings implements sandbox.Warner: a sandbox without the helper says so.
+func (s *podSandbox) Warnings() []string {
+	if len(s.b.o.Helpers) > 0 {
+		return nil
+	}
+	return []string{"verifier isolation through the image's bash and coreutils (no sandbox helper: " + s.b.o.HelperMissing + ")"}
+}
+
 // KillAll implements sandbox.Sandbox.
 func (s *podSandbox) KillAll(ctx context.Context) error {
 	if h, ok := s.withHelper(); ok {
