@@ -25,6 +25,12 @@ build:
 		echo "build: libdeflate-dev not found: pure-Go inflater (validation about 20% slower; make setup installs it)" >&2; \
 		CGO_ENABLED=0 $(GO) build -tags purego -o $(BIN) ./cmd/otcurate; \
 	fi
+	@# The static helper the kube and daytona backends run in a sandbox
+	@# (see otcurate help sandbox), per architecture, next to $(BIN).
+	@for arch in amd64 arm64; do \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w' \
+			-o bin/otcurate-sandbox-helper-linux-$$arch ./cmd/otcurate-sandbox-helper || exit 1; \
+	done
 
 vet:
 	$(GO) vet ./...

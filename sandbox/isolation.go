@@ -33,13 +33,43 @@ import (
 // runs for any of it. Remaining gap: code the agent injects (ptrace) into
 // a process that was already running when Start returned survives.
 //
-// ShellIsolation (every other backend) does the same with bash and the
-// coreutils of the image, run as root. It stops a background process
-// but not an agent that replaced bash, rm, head or tail in the image. The
-// design that closes the gap without a host-side view: upload a static
-// helper binary (kill, read, reset) to a fresh random path once the
-// agent's processes are gone, and run it by absolute path instead of the
-// image's shell. NetAttempts is not observable (ok false).
+// Kubernetes and Daytona with the sandbox helper (package sandbox/helper,
+// cmd/otcurate-sandbox-helper; found beside the otcurate executable or
+// through $OTCURATE_SANDBOX_HELPER): a static Go binary is put into a
+// fresh directory with a random name (mode 0700) and run by absolute path
+// as argv, with no shell; KillAll always puts a new copy, so does any
+// call after an Exec or a terminal (code of the agent may have run), and
+// each copy removes the previous one. Every call of the helper first
+// kills every process outside the baseline (pidfd, start time checked
+// after the pidfd is open, each pass stopping every victim before killing
+// any, until a pass finds none), then reads without following a symlink
+// (component by component, O_NOFOLLOW; a non-regular file only lstat'ed,
+// its type reported) or resets (removal without following links,
+// exclusive creates, the files written by the helper itself, no tar). Its
+// answer is the last line of its output, framed with a nonce chosen per
+// call, written once no process of the agent is left. On Daytona the copy
+// goes in through the toolbox's file API and runs through its execute
+// call, which execs the words itself: no program of the image is
+// involved. On Kubernetes the copy is written by the image's mkdir and
+// install (the bytes through the exec's stdin): an agent that replaced
+// those two can still substitute the helper. Remaining gaps of both: an
+// agent process alive when KillAll starts can race the fresh copy (find
+// the new directory, swap the binary before it runs); Daytona's Exec
+// itself (hence test.sh) goes through the image's sh, base64 and bash,
+// so an agent that broke those leaves no reward (a task-side outcome,
+// never a forged one); code injected (ptrace) into a baseline process
+// survives. The fix without any image tool on Kubernetes, not built: an
+// ephemeral container (targetContainerName, the pod's shared PID
+// namespace) from a tiny image holding the helper, reaching the sandbox
+// container's files through /proc/PID/root, with capabilities the
+// sandbox container lacks so that the agent cannot ptrace it or reach its
+// root.
+//
+// ShellIsolation (remote Docker engines, and Kubernetes and Daytona
+// without the helper) does the same with bash and the coreutils of the
+// image, run as root. It stops a background process but not an agent
+// that replaced bash, rm, head or tail in the image: a fake head forges a
+// reward. NetAttempts is not observable on any of these (ok false).
 //
 // In every mode test.sh itself runs through the image's bash and the
 // tools it calls (python3, pytest): in the agent's sandbox (the shared

@@ -69,6 +69,9 @@ OTCURATE_KUBE_NETPOL_UNENFORCED="scripts/kube.sh uses the bridge CNI plugin, whi
 
 log "parity: $TASKS generated tasks on Docker vs $SHARDS Indexed-Job shards on Kubernetes + merge"
 go build -o "$BIN" ./cmd/otcurate
+# The sandbox helper the kube backend runs in pods, next to the binary.
+HELPER=bin/otcurate-sandbox-helper-linux-$(go env GOARCH)
+CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$HELPER" ./cmd/otcurate-sandbox-helper
 rm -rf "$WORK"
 mkdir -p "$WORK/data/out" "$WORK/image"
 # Deterministic defects only (no timing-based ones: those depend on the load).
@@ -78,7 +81,7 @@ FLAGS="--flaky-repeats 2 --seed 3"
 # shellcheck disable=SC2086 # FLAGS is a word list
 "$BIN" build --pool "$WORK/data/pool.parquet" -o "$WORK/docker.parquet" --run-dir "$WORK/docker-run" $FLAGS --target 5 --log-level warn
 
-cp "$BIN" /usr/bin/ctr "$WORK/image/"
+cp "$BIN" "$HELPER" /usr/bin/ctr "$WORK/image/"
 docker build -q -f deploy/kubernetes/Dockerfile -t otcurate-runner:test "$WORK/image" >/dev/null
 scripts/kube.sh load otcurate-runner:test
 export JOB_NAME=otc-parity IMAGE=otcurate-runner:test SHARDS PARALLELISM=$SHARDS POOL=pool.parquet OUT=out \

@@ -17,6 +17,7 @@ import (
 	"github.com/otcurate/otcurate/sandbox/daytona"
 	"github.com/otcurate/otcurate/sandbox/docker"
 	"github.com/otcurate/otcurate/sandbox/fake"
+	"github.com/otcurate/otcurate/sandbox/helper"
 	"github.com/otcurate/otcurate/sandbox/kube"
 )
 
@@ -57,8 +58,10 @@ func Open(ctx context.Context, spec string, s Settings) (sandbox.Backend, error)
 	case spec == "kube":
 		return openKube(ctx, s)
 	case spec == "daytona":
-		return backend(daytona.New(ctx, daytona.Options{APIURL: s.getenv("DAYTONA_API_URL"), APIKey: s.getenv("DAYTONA_API_KEY"),
-			Target: s.getenv("DAYTONA_TARGET"), RunID: s.RunID, Logger: s.Logger}))
+		o := daytona.Options{APIURL: s.getenv("DAYTONA_API_URL"), APIKey: s.getenv("DAYTONA_API_KEY"),
+			Target: s.getenv("DAYTONA_TARGET"), RunID: s.RunID, Logger: s.Logger}
+		o.Helper, o.HelperMissing = findHelper(s, "amd64")
+		return backend(daytona.New(ctx, o))
 	case spec == "fake":
 		return backend(fake.New(fake.Options{RunID: s.RunID, Dir: s.getenv("OTCURATE_FAKE_DIR"), Log: s.Logger}))
 	case strings.ContainsAny(spec, ",="):
@@ -98,6 +101,16 @@ func backend[B sandbox.Backend](b B, err error) (sandbox.Backend, error) {
 	return b, nil
 }
 
+// findHelper finds the sandbox helper for arch (see helper.Find); when it
+// is missing, the reason, which the backend reports at start-up.
+func findHelper(s Settings, arch string) (*helper.Binary, string) {
+	b, err := helper.Find(s.getenv("OTCURATE_SANDBOX_HELPER"), arch)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return b, ""
+}
+
 // openKube connects to the cluster the settings describe, with a local
 // Docker engine as the image builder.
 func openKube(ctx context.Context, s Settings) (sandbox.Backend, error) {
@@ -110,6 +123,21 @@ func openKube(ctx context.Context, s Settings) (sandbox.Backend, error) {
 		return nil, fmt.Errorf("kube backend: the image builder: %w", err)
 	}
 	o.Builder = builder
+	var missing []string
+	for _, arch := range []string{"amd64", "arm64"} {
+		bin, why := findHelper(s, arch)
+		if bin == nil {
+			missing = append(missing, why)
+			continue
+		}
+		if o.Helpers == nil {
+			o.Helpers = map[string]*helper.Binary{}
+		}
+		o.Helpers[arch] = bin
+	}
+	if len(o.Helpers) == 0 {
+		o.HelperMissing = strings.Join(missing, "; ")
+	}
 	b, err := kube.New(ctx, o)
 	if err != nil {
 		builder.Close()

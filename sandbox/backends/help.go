@@ -64,6 +64,26 @@ Daytona (daytona):
   DAYTONA_API_URL                  the API (default https://app.daytona.io/api)
   DAYTONA_TARGET                   the region, e.g. us (optional)
 
+The sandbox helper (kube, daytona): a static program that kills the agent's processes,
+reads the reward files and resets /tests and /logs/verifier inside a sandbox
+instead of the image's bash, head and rm, which an agent can replace. make build
+writes bin/otcurate-sandbox-helper-linux-{amd64,arm64} next to bin/otcurate.
+  OTCURATE_SANDBOX_HELPER          the helper binary, or a directory holding
+                                   otcurate-sandbox-helper-linux-ARCH (default:
+                                   the directory of the otcurate executable)
+Without it the backend warns at start-up, every result carries a warning, and
+the image's tools are used. KillAll always puts a fresh copy into a new
+directory with a random name (0700), so does any call after an exec; each copy
+removes the previous one; the helper runs by absolute path with no shell, and
+kills every process the agent started before it reads or writes anything.
+  daytona  the copy goes through the toolbox's file API: no program of the image
+           is involved.
+  kube     the copy is written by the image's mkdir and install (its bytes
+           through the exec's stdin): an agent that replaced those two can still
+           substitute the helper. The node's kubernetes.io/arch picks the binary.
+Not covered on either: an agent process still alive when KillAll starts can race
+the fresh copy (find the new directory, swap the binary before it runs).
+
 Fake (fake):
   OTCURATE_FAKE_DIR                image layers and sandbox state (default
                                    $TMPDIR/otcurate-fake)

@@ -23,10 +23,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/helper"
 )
 
 // Options configure the backend.
@@ -45,6 +48,12 @@ type Options struct {
 	// CPUs, MemoryGB and DiskGB size the snapshots (Daytona takes
 	// resources on the snapshot, not on sandboxes created from one).
 	CPUs, MemoryGB, DiskGB int
+	// Helper is the static sandbox helper for the sandboxes' architecture
+	// (amd64: Daytona's). Nil: the verifier-isolation methods run the
+	// image's bash and coreutils (sandbox.ShellIsolation); New warns and
+	// every sandbox carries a warning. HelperMissing says why it is nil.
+	Helper        *helper.Binary
+	HelperMissing string
 }
 
 // Backend is the Daytona sandbox.Backend.
@@ -77,6 +86,10 @@ func New(ctx context.Context, o Options) (*Backend, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	b := &Backend{o: o, log: o.Logger.With("backend", "daytona")}
+	if o.Helper == nil {
+		b.log.Warn("no sandbox helper: the verifier's isolation runs the image's bash and coreutils, which an agent can replace ("+
+			helper.EnvVar+"; see otcurate help sandbox)", "reason", o.HelperMissing)
+	}
 	labels, _ := json.Marshal(map[string]string{sandbox.LabelTool: "1", sandbox.LabelRun: "__probe__"})
 	if _, err := b.call(ctx, http.MethodGet, b.o.APIURL+"/sandbox?labels="+url.QueryEscape(string(labels)), nil, "", nil); err != nil {
 		return nil, fmt.Errorf("daytona: %w", err)
@@ -395,6 +408,12 @@ type daytonaSandbox struct {
 	toolbox string
 
 	baseline string // the processes KillAll spares (sandbox.ShellSnapshot)
+
+	// The helper's current upload (see helperRun); dirty is set by every
+	// Exec and terminal: code of the agent may have run since.
+	hmu   sync.Mutex
+	hdir  string
+	dirty atomic.Bool
 }
 
 func (s *daytonaSandbox) ID() string { return s.id }
@@ -404,6 +423,7 @@ func (s *daytonaSandbox) ID() string { return s.id }
 // `sh -c`, with exports and an optional `su` for the user (what the SDKs
 // do). stdout and stderr come back combined, in Stdout.
 func (s *daytonaSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	s.dirty.Store(true)
 	var script strings.Builder
 	for k, v := range req.Env {
 		fmt.Fprintf(&script, "export %s=\"$(echo %s | base64 -d)\"\n", k, base64.StdEncoding.EncodeToString([]byte(v)))

@@ -45,7 +45,8 @@ func TestDaytonaVerifierContract(t *testing.T) {
 	if _, err := daytona.New(ctx, daytona.Options{APIURL: srv.APIURL(), APIKey: "wrong", RunID: runID}); err == nil {
 		t.Fatal("a wrong API key was accepted")
 	}
-	b, err := daytona.New(ctx, daytona.Options{APIURL: srv.APIURL(), APIKey: daytonatest.APIKey, RunID: runID, Backoff: 200 * time.Millisecond})
+	b, err := daytona.New(ctx, daytona.Options{APIURL: srv.APIURL(), APIKey: daytonatest.APIKey, RunID: runID, Backoff: 200 * time.Millisecond,
+		Helper: helperBin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestDaytonaConformance(t *testing.T) {
 		Backend: func(t *testing.T) (sandbox.Backend, string) {
 			runID := fmt.Sprintf("daytona-conf-%d", time.Now().UnixNano())
 			b, err := daytona.New(context.Background(), daytona.Options{APIURL: srv.APIURL(), APIKey: daytonatest.APIKey,
-				RunID: runID, Backoff: 100 * time.Millisecond})
+				RunID: runID, Backoff: 100 * time.Millisecond, Helper: helperBin})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,6 +53,7 @@ func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'
 
 // OpenTerminal implements sandbox.Sandbox.
 func (s *daytonaSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec) (sandbox.Terminal, error) {
+	s.dirty.Store(true)
 	spec = spec.WithDefaults()
 	id := fmt.Sprintf("otc-term-%016x", rand.Uint64())
 	wd := spec.Workdir

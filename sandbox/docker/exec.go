@@ -33,12 +33,26 @@ var errSandboxStopped = errors.New("sandbox is stopped")
 // When ctx is cancelled, Exec returns ctx's error at once and the kill
 // runs in the background.
 func (s *dockerSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	return s.exec(ctx, req, []string{"bash", "-c", req.Cmd})
+}
+
+// ExecArgv runs argv as it is, without a shell (req.Cmd is ignored),
+// otherwise like Exec. It serves daytonatest, whose toolbox, like
+// Daytona's daemon, runs a command's words without a shell.
+func (s *dockerSandbox) ExecArgv(ctx context.Context, argv []string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	if len(argv) == 0 {
+		return sandbox.ExecResult{}, errors.New("exec: no command")
+	}
+	return s.exec(ctx, req, argv)
+}
+
+func (s *dockerSandbox) exec(ctx context.Context, req sandbox.ExecRequest, cmd []string) (sandbox.ExecResult, error) {
 	if s.isStopped() {
 		return sandbox.ExecResult{}, errSandboxStopped
 	}
 	start := time.Now()
 	marker := sandbox.NewExecMarker()
-	execID, att, err := s.startExec(ctx, req, marker)
+	execID, att, err := s.startExec(ctx, req, cmd, marker)
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
@@ -79,12 +93,12 @@ func (s *dockerSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sand
 
 // startExec creates the exec, its processes tagged with marker, and
 // attaches to its output.
-func (s *dockerSandbox) startExec(ctx context.Context, req sandbox.ExecRequest, marker string) (string, client.HijackedResponse, error) {
+func (s *dockerSandbox) startExec(ctx context.Context, req sandbox.ExecRequest, cmd []string, marker string) (string, client.HijackedResponse, error) {
 	created, err := s.d.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
 		User:         req.User,
 		WorkingDir:   req.Workdir,
 		Env:          append(sandbox.EnvList(req.Env), sandbox.ExecMarkerVar+"="+marker),
-		Cmd:          []string{"bash", "-c", req.Cmd},
+		Cmd:          cmd,
 		AttachStdout: true,
 		AttachStderr: true,
 	})

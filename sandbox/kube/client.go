@@ -100,3 +100,12 @@ func (p pods) execRequest(name string, opts *corev1.PodExecOptions) *rest.Reques
 func (c *apiClient) createNetworkPolicy(ctx context.Context, ns string, np *networkingv1.NetworkPolicy) error {
 	return c.net.Post().Namespace(ns).Resource("networkpolicies").VersionedParams(&metav1.CreateOptions{}, c.params).Body(np).Do(ctx).Error()
 }
+
+// nodeArch is the kubernetes.io/arch label of a node.
+func (c *apiClient) nodeArch(ctx context.Context, name string) (string, error) {
+	out := &corev1.Node{}
+	if err := c.core.Get().Resource("nodes").Name(name).Do(ctx).Into(out); err != nil {
+		return "", err
+	}
+	return out.Labels[corev1.LabelArchStable], nil
+}

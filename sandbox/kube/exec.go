@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/helper"
 )
 
 const (
@@ -50,6 +52,13 @@ type podSandbox struct {
 	limit     *sandbox.LimitError // the pod was evicted past storageMB (LimitExceeded)
 
 	baseline string // the processes KillAll spares (sandbox.ShellSnapshot)
+
+	// The helper's current upload (see runHelper); dirty is set by every
+	// Exec and terminal: code of the agent may have run since.
+	hmu   sync.Mutex
+	hdir  string
+	hbin  *helper.Binary
+	dirty atomic.Bool
 }
 
 var _ sandbox.Sandbox = (*podSandbox)(nil)
@@ -123,6 +132,7 @@ func (s *podSandbox) stream(ctx context.Context, argv []string, stdin io.Reader,
 // `bash -c`, both streams capped (head and tail kept), a timeout that
 // kills every process of the command and sets TimedOut.
 func (s *podSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	s.dirty.Store(true)
 	if s.isStopped() {
 		return sandbox.ExecResult{}, errStopped
 	}
@@ -348,6 +358,7 @@ func (f *fixedSize) Next() *remotecommand.TerminalSize {
 // OpenTerminal implements sandbox.Sandbox: spec.Cmd on a TTY, its
 // keystrokes and screen through the exec stream.
 func (s *podSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec) (sandbox.Terminal, error) {
+	s.dirty.Store(true)
 	if s.isStopped() {
 		return nil, errStopped
 	}

@@ -1,19 +1,35 @@
 package kube
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"io/fs"
+	"runtime"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/helper"
 )
 
-// The verifier-isolation methods: this backend can reach a sandbox only
-// by running commands in it, so they are sandbox.ShellIsolation's (see
-// there for what that guarantees and what it cannot).
+// The verifier-isolation methods. This backend can reach a sandbox only
+// by exec'ing in its container, so they run the static sandbox helper
+// (Options.Helpers; see sandbox.ShellIsolation for what that
+// guarantees): written into a fresh directory with an unpredictable name
+// (created exclusively by `mkdir -m 0700`, the binary by
+// `install -m 0700 /dev/stdin`, its bytes through the exec's stdin), then
+// exec'd by absolute path as argv, with no shell and no env wrapper.
+// KillAll always writes a fresh copy, so does any call after an Exec or
+// a terminal; each copy removes the previous one. The two writing
+// commands (mkdir, install) are the image's: an agent that replaced them
+// can still substitute the helper. Without a helper the methods are
+// sandbox.ShellIsolation's.
 
-// snapshot lists the processes running when Start returns; a failure
-// leaves KillAll sparing only PID 1.
+// snapshot lists the processes running when Start returns (the image's
+// bash is its own then); a failure leaves KillAll sparing only PID 1.
 func (s *podSandbox) snapshot(ctx context.Context) string {
 	snap, err := sandbox.ShellSnapshot(ctx, s)
 	if err != nil {
@@ -26,20 +42,109 @@ func (s *podSandbox) shell() sandbox.ShellIsolation {
 	return sandbox.ShellIsolation{SB: s, Baseline: s.baseline}
 }
 
+func (s *podSandbox) withHelper() (helper.Isolation, bool) {
+	if len(s.b.o.Helpers) == 0 {
+		return helper.Isolation{}, false
+	}
+	return helper.Isolation{Run: s.runHelper, Baseline: s.baseline}, true
+}
+
+// Warnings implements sandbox.Warner: a sandbox without the helper says so.
+func (s *podSandbox) Warnings() []string {
+	if len(s.b.o.Helpers) > 0 {
+		return nil
+	}
+	return []string{"verifier isolation through the image's bash and coreutils (no sandbox helper: " + s.b.o.HelperMissing + ")"}
+}
+
 // KillAll implements sandbox.Sandbox.
-func (s *podSandbox) KillAll(ctx context.Context) error { return s.shell().KillAll(ctx) }
+func (s *podSandbox) KillAll(ctx context.Context) error {
+	if h, ok := s.withHelper(); ok {
+		return h.KillAll(ctx)
+	}
+	return s.shell().KillAll(ctx)
+}
 
 // ReadFile implements sandbox.Sandbox.
 func (s *podSandbox) ReadFile(ctx context.Context, path string, max int64, tail bool) ([]byte, error) {
+	if h, ok := s.withHelper(); ok {
+		return h.ReadFile(ctx, path, max, tail)
+	}
 	return s.shell().ReadFile(ctx, path, max, tail)
 }
 
 // ResetDir implements sandbox.Sandbox.
 func (s *podSandbox) ResetDir(ctx context.Context, dir string, mode fs.FileMode, files []bundle.Entry) error {
+	if h, ok := s.withHelper(); ok {
+		return h.ResetDir(ctx, dir, mode, files)
+	}
 	return s.shell().ResetDir(ctx, dir, mode, files)
 }
 
 // NetAttempts implements sandbox.Sandbox: not observable here.
 func (s *podSandbox) NetAttempts(ctx context.Context) (uint64, bool, error) {
 	return s.shell().NetAttempts(ctx)
+}
+
+// helperBinary picks the helper for the pod's node: its
+// kubernetes.io/arch label, else (the label cannot be read, e.g. no
+// permission on nodes) this process's architecture.
+func (s *podSandbox) helperBinary(ctx context.Context) (*helper.Binary, error) {
+	if s.hbin != nil {
+		return s.hbin, nil
+	}
+	arch := runtime.GOARCH
+	pod, err := s.b.api.pods(s.b.ns).Get(ctx, s.name, metav1.GetOptions{})
+	if err == nil && pod.Spec.NodeName != "" {
+		if a, err := s.b.api.nodeArch(ctx, pod.Spec.NodeName); err == nil && a != "" {
+			arch = a
+		} else if err != nil {
+			s.b.log.Debug("cannot read the node's architecture; assuming this process's", "pod", s.name, "arch", arch, "err", err)
+		}
+	}
+	bin := s.b.o.Helpers[arch]
+	if bin == nil {
+		return nil, infra("engine_error", "pod %s: no sandbox helper for the node's architecture %s", s.name, arch)
+	}
+	s.hbin = bin
+	return bin, nil
+}
+
+// runHelper is the helper.Runner of this backend (see above).
+func (s *podSandbox) runHelper(ctx context.Context, args []string, input []byte, fresh bool) ([]byte, error) {
+	if s.isStopped() {
+		return nil, errStopped
+	}
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	dir := s.hdir
+	if fresh || dir == "" || s.dirty.Load() {
+		bin, err := s.helperBinary(ctx)
+		if err != nil {
+			return nil, err
+		}
+		old := dir
+		dir = helper.Dir()
+		if _, err := s.run(ctx, "create the sandbox helper's directory", nil, "mkdir", "-m", "0700", dir); err != nil {
+			return nil, err
+		}
+		if _, err := s.run(ctx, "write the sandbox helper", bytes.NewReader(bin.Data), "install", "-m", "0700", "/dev/stdin", dir+"/h"); err != nil {
+			return nil, err
+		}
+		s.hdir = dir
+		s.dirty.Store(false)
+		if old != "" {
+			args = append(args, "-rm", old)
+		}
+	}
+	var stdin io.Reader
+	if input != nil {
+		args = append(args, "-in", "-")
+		stdin = bytes.NewReader(input)
+	}
+	var out, errb bytes.Buffer
+	if _, err := s.stream(ctx, append([]string{dir + "/h"}, args...), stdin, &out, &errb); err != nil {
+		return nil, fmt.Errorf("run the sandbox helper: %w", err)
+	}
+	return out.Bytes(), nil
 }

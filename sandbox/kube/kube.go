@@ -32,6 +32,7 @@ import (
 
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/docker"
+	"github.com/otcurate/otcurate/sandbox/helper"
 )
 
 // Options configure the backend.
@@ -63,6 +64,12 @@ type Options struct {
 	// own 5/10 throttles a few hundred concurrent sandboxes).
 	QPS   float32
 	Burst int
+	// Helpers are the static sandbox helpers by GOARCH (the node's
+	// kubernetes.io/arch label picks one). Empty: the verifier-isolation
+	// methods run the image's bash and coreutils (sandbox.ShellIsolation)
+	// and New warns; HelperMissing says why.
+	Helpers       map[string]*helper.Binary
+	HelperMissing string
 }
 
 // Backend is the Kubernetes sandbox.Backend.
@@ -128,6 +135,10 @@ func New(ctx context.Context, o Options) (*Backend, error) {
 		loads: map[string]*loadCall{}, entrypoints: map[string]bool{}}
 	if _, err := api.pods(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: sandbox.LabelTool + "=1"}); err != nil {
 		return nil, &sandbox.InfraError{Kind: "engine_unavailable", Err: fmt.Errorf("kube: list pods in %s: %w", ns, err)}
+	}
+	if len(o.Helpers) == 0 {
+		b.log.Warn("no sandbox helper: the verifier's isolation runs the image's bash and coreutils, which an agent can replace ("+
+			helper.EnvVar+"; see otcurate help sandbox)", "reason", o.HelperMissing)
 	}
 	return b, nil
 }

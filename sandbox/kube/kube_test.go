@@ -18,6 +18,7 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/conformance"
+	"github.com/otcurate/otcurate/sandbox/helper"
 	"github.com/otcurate/otcurate/sandbox/kube"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/trial"
@@ -32,6 +33,13 @@ const RequireEnv = "OTCURATE_REQUIRE_KUBE"
 // the run left no pod.
 func cluster(t *testing.T) (*kube.Backend, string) {
 	t.Helper()
+	return clusterWith(t, helpers)
+}
+
+// clusterWith is cluster with the given sandbox helpers (none: the
+// image's shell).
+func clusterWith(t *testing.T, helpers map[string]*helper.Binary) (*kube.Backend, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs pods")
 	}
@@ -44,7 +52,7 @@ func cluster(t *testing.T) (*kube.Backend, string) {
 	}
 	engine, runID := sandboxtest.Engine(t, "test-kube-")
 	b, err := kube.New(context.Background(), kube.Options{Kubeconfig: cfg, RunID: runID, Builder: engine,
-		Loader: kube.Containerd{Address: sock}, RequestRatio: 0.1, StartTimeout: 2 * time.Minute})
+		Loader: kube.Containerd{Address: sock}, RequestRatio: 0.1, StartTimeout: 2 * time.Minute, Helpers: helpers})
 	if err != nil {
 		t.Fatal(err)
 	}

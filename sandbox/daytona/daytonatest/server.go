@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -83,6 +84,8 @@ func New(engine *docker.Engine, faults ...Fault) *Server {
 	mux.HandleFunc("POST /toolbox/{id}/process/execute", s.execute)
 	mux.HandleFunc("POST /toolbox/{id}/files/bulk-upload", s.upload)
 	mux.HandleFunc("GET /toolbox/{id}/files/download", s.download)
+	mux.HandleFunc("POST /toolbox/{id}/files/folder", s.folder)
+	mux.HandleFunc("POST /toolbox/{id}/files/permissions", s.permissions)
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+APIKey {
 			apiError(w, r, http.StatusUnauthorized, "Unauthorized")
@@ -382,7 +385,11 @@ func splitCommand(cmd string) []string {
 	return args
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// argvExecer is a sandbox that runs a command's words without a shell
+// (docker's sandboxes).
+type argvExecer interface {
+	ExecArgv(ctx context.Context, argv []string, req sandbox.ExecRequest) (sandbox.ExecResult, error)
+}
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	b := s.lookup(w, r)
@@ -402,13 +409,16 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	s.Execs++
 	s.mu.Unlock()
 	args := splitCommand(req.Command)
-	quoted := make([]string, len(args))
-	for i, a := range args {
-		quoted[i] = shellQuote(a)
+	// Like the daemon: the words are exec'd as they are, without a shell
+	// (an image's replaced bash or sh never sees a command that does not
+	// name it). The whole output goes back (the client caps it; the API
+	// has no field to say the server dropped some).
+	ae, ok := b.sb.(argvExecer)
+	if !ok {
+		apiError(w, r, http.StatusInternalServerError, "this fake needs a sandbox that runs argv without a shell")
+		return
 	}
-	// The whole output goes back (the client caps it; the API has no
-	// field to say the server dropped some).
-	res, err := b.sb.Exec(r.Context(), sandbox.ExecRequest{Cmd: "exec " + strings.Join(quoted, " "), Workdir: req.Cwd,
+	res, err := ae.ExecArgv(r.Context(), args, sandbox.ExecRequest{Workdir: req.Cwd,
 		Timeout: time.Duration(req.Timeout) * time.Second, MaxOutput: 64 << 20})
 	if err != nil {
 		apiError(w, r, http.StatusInternalServerError, err.Error())
@@ -485,4 +495,63 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", "attachment; filename="+path.Base(p))
 	w.Write(data)
+}
+
+// folder creates a directory with a mode (an octal string), parents as
+// needed, like the daemon's CreateFolder; written through the engine,
+// not by a program of the image.
+func (s *Server) folder(w http.ResponseWriter, r *http.Request) {
+	b := s.lookup(w, r)
+	if b == nil {
+		return
+	}
+	p, mode := r.URL.Query().Get("path"), r.URL.Query().Get("mode")
+	m, err := strconv.ParseUint(mode, 8, 32)
+	if !path.IsAbs(p) || path.Clean(p) == "/" || err != nil {
+		apiError(w, r, http.StatusBadRequest, "invalid path or mode")
+		return
+	}
+	p = path.Clean(p)
+	if err := b.sb.Upload(r.Context(), path.Dir(p), []bundle.Entry{{Name: path.Base(p), Kind: bundle.KindDir, Mode: fs.FileMode(m)}}); err != nil {
+		apiError(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}
+
+// permissions sets a file's mode (owner and group: root only, which is
+// what this fake's files always have), like the daemon's
+// SetFilePermissions. The fake rewrites the file through the engine.
+func (s *Server) permissions(w http.ResponseWriter, r *http.Request) {
+	b := s.lookup(w, r)
+	if b == nil {
+		return
+	}
+	q := r.URL.Query()
+	p := path.Clean(q.Get("path"))
+	m, err := strconv.ParseUint(q.Get("mode"), 8, 32)
+	if !path.IsAbs(p) || err != nil {
+		apiError(w, r, http.StatusBadRequest, "invalid path or mode")
+		return
+	}
+	for _, k := range []string{"owner", "group"} {
+		if v := q.Get(k); v != "" && v != "root" && v != "0" {
+			apiError(w, r, http.StatusBadRequest, "this fake sets owner and group root only")
+			return
+		}
+	}
+	data, err := b.sb.Download(r.Context(), p, 1<<30)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		apiError(w, r, http.StatusNotFound, "file not found")
+		return
+	}
+	if err != nil {
+		apiError(w, r, http.StatusBadRequest, "this fake sets the mode of regular files only: "+err.Error())
+		return
+	}
+	if err := b.sb.Upload(r.Context(), path.Dir(p), []bundle.Entry{{Name: path.Base(p), Kind: bundle.KindFile, Mode: fs.FileMode(m), Data: data}}); err != nil {
+		apiError(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
