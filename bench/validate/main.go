@@ -8,7 +8,15 @@
 // no sandbox. It prints ratios and medians; it asserts nothing (targets
 // live in the README and the issue).
 //
+// With -realistic it instead pads the generated tasks to real pools' sizes
+// (bench/internal/realsize: about 6 KB compressed, 36 KB inflated per
+// task, log-normal with a tail to a few hundred KB) and times, side by
+// side, `gzip -dc` of the blobs, `otcurate validate` and `otcurate build
+// --stages validate,dedup`, wall and CPU time (CPU is the steadier of the
+// two on a shared machine); scripts/bench-realistic.sh runs it.
+//
 //	go run ./bench/validate [-n 5000] [-big 20000] [-rounds 5] [-no-python] [-bin bin/otcurate]
+//	go run ./bench/validate -realistic [-n 3566] [-rounds 5]
 package main
 
 import (
@@ -38,7 +46,16 @@ func main() {
 	bin := flag.String("bin", "bin/otcurate", "otcurate binary")
 	keep := flag.Bool("keep", false, "keep the work directory")
 	noPython := flag.Bool("no-python", false, "skip the (slow) Python contender")
+	realistic := flag.Bool("realistic", false, "pad the pool to real pools' sizes and time gzip -dc, validate and build --stages validate,dedup (wall and CPU)")
+	cpuProfile := flag.String("cpuprofile", "", "with -realistic: after the rounds, one more build writing its CPU profile here")
 	flag.Parse()
+	if *realistic {
+		if err := runRealistic(*bin, *n, *rounds, *keep, *cpuProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*bin, *n, *big, *bigBlobs, *rounds, *keep, !*noPython); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
