@@ -6,18 +6,22 @@
 // it is.
 //
 // The distribution (see Padder.Files): each task gets environment files
-// whose inflated total is log-normal with a 16 KB median and σ = 1.1 (mean
-// about 29 KB before the base task's own files, so about 36 KB with them),
-// capped at 768 KB, so about 1% of tasks carry 200–768 KB. Log-normal
-// because file and bundle sizes are multiplicative (a project is a few
-// files of a few lines of a few tokens) and real pools' size histograms
-// are straight on a log axis with a right tail; σ ≈ 1.1 puts the p99 near
-// 13× the median, the tail seen on real pools. The total is split into
-// vendored source files (most of it; fresh token-level text drawn from a
-// Zipf vocabulary, which deflates about 4–5× like real code), a data CSV in
-// half of the tasks (numbers, about 2.5×) and a small binary blob that does
-// not compress in a fifth of them (log-normal around 1.5 KB, capped at
-// 64 KB). Together they deflate to about 6 KB per task.
+// whose inflated total is log-normal with an 18 KB median and σ = 1.1
+// (mean about 33 KB, so about 35 KB with the base task's own files),
+// capped at 768 KB; about 1% of tasks carry 200–768 KB. Log-normal because
+// file and bundle sizes are multiplicative (a project is a few files of a
+// few functions of a few lines) and real pools' size histograms are
+// roughly straight on a log axis with a right tail; σ = 1.1 puts the p99
+// near 13× the median. The total is split into vendored source files (most
+// of it: a log-normal count around 4 at the median size, growing with √size,
+// up to 60, in a few nested folders; token-level text over a per-file
+// Zipf vocabulary with 85% of statements repeating a recent one, which
+// deflates about 8× like boilerplate-heavy real code), a data CSV in half
+// of the tasks (10–30% of the total; numbers, about 2.3×) and a binary blob
+// that does not compress in a fifth of them (log-normal around 1 KB,
+// capped at 64 KB). On gen-pool's tasks the padded pool averages about
+// 6.5–7 KB compressed and 34–36 KB inflated (gen-pool's own files add ~1.3
+// KB compressed); bench/validate -realistic prints the pool's figures.
 package realsize
 
 import (

@@ -55,4 +55,3 @@ func TestPadderIsDeterministic(t *testing.T) {
 		}
 	}
 }
-
