@@ -91,6 +91,7 @@ demo: setup build
 
 bench: setup build
 	$(GO) run ./bench/validate
+	scripts/bench-realistic.sh
 	scripts/bench-sandbox.sh
 	scripts/bench-harness.sh
 	scripts/bench-fleet.sh
