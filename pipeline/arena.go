@@ -14,7 +14,17 @@ type blobArena struct {
 	cur   []byte // the chunk being filled
 	used  int64
 	unmap []func() error // one per chunk
+	// populated is how much of cur is known to be backed by memory;
+	// noPopulate is set once the platform refused to populate ahead.
+	populated  int
+	noPopulate bool
 }
+
+// populateStep is how far ahead of the bump pointer add asks for the
+// chunk's pages, in one system call instead of one page fault per 4 KB
+// page: copying 25 MB of 7 KB bundles into fresh pages took 16-19 ms with
+// a fault per page, 10-11 ms populating 256 KB at a time (2-core VM).
+const populateStep = 256 << 10
 
 func newBlobArena(size int64) *blobArena { return &blobArena{size: size} }
 
@@ -28,9 +38,17 @@ func (a *blobArena) add(b []byte) []byte {
 	if int64(cap(a.cur)-len(a.cur)) < n {
 		chunk, unmap := mapArena(max(min(arenaChunk, a.size-a.used), n))
 		a.unmap = append(a.unmap, unmap)
-		a.cur = chunk[:0]
+		a.cur, a.populated = chunk[:0], 0
 	}
 	start := len(a.cur)
+	if end := start + int(n); end > a.populated && !a.noPopulate {
+		to := min(cap(a.cur), (end+populateStep-1)/populateStep*populateStep)
+		if populate(a.cur[a.populated:to:to]) {
+			a.populated = to
+		} else {
+			a.noPopulate = true // the pages fault in one by one as they are written
+		}
+	}
 	a.cur = append(a.cur, b...)
 	a.used += n
 	return a.cur[start:len(a.cur):len(a.cur)]

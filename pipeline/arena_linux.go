@@ -1,6 +1,10 @@
 package pipeline
 
-import "syscall"
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // arenaChunk is the arena's mapping size: the whole budget at once, since
 // untouched pages of a mapping cost nothing.
@@ -14,4 +18,14 @@ func mapArena(n int64) ([]byte, func() error) {
 		return make([]byte, 0, n), func() error { return nil }
 	}
 	return mem, func() error { return syscall.Munmap(mem) }
+}
+
+// populate backs mem's pages with memory ahead of the writes
+// (MADV_POPULATE_WRITE, Linux 5.14 and later); false when the kernel
+// cannot, and the pages are faulted in by the writes instead.
+func populate(mem []byte) bool {
+	if len(mem) == 0 {
+		return true
+	}
+	return unix.Madvise(mem, unix.MADV_POPULATE_WRITE) == nil
 }

@@ -11,6 +11,7 @@
 #   scripts/bench-realistic.sh            # 3,566 tasks, 5 rounds
 #   N=20000 ROUNDS=3 scripts/bench-realistic.sh
 #   PROFILE=/tmp/build.prof scripts/bench-realistic.sh   # and one profiled build
+#   SOURCES=40 scripts/bench-realistic.sh   # many small files per task
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-3566}
@@ -19,4 +20,5 @@ ROUNDS=${ROUNDS:-5}
 echo "cores: $(nproc)"
 args=(-realistic -n "$N" -rounds "$ROUNDS" -bin bin/otcurate)
 [ -n "${PROFILE:-}" ] && args+=(-cpuprofile "$PROFILE")
+[ -n "${SOURCES:-}" ] && args+=(-sources "$SOURCES") # median padding files per task (default 4)
 exec go run ./bench/validate "${args[@]}"

@@ -48,9 +48,10 @@ func main() {
 	noPython := flag.Bool("no-python", false, "skip the (slow) Python contender")
 	realistic := flag.Bool("realistic", false, "pad the pool to real pools' sizes and time gzip -dc, validate and build --stages validate,dedup (wall and CPU)")
 	cpuProfile := flag.String("cpuprofile", "", "with -realistic: after the rounds, one more build writing its CPU profile here")
+	sources := flag.Float64("sources", 0, "with -realistic: median count of padding source files per task (0: realsize's default, 4)")
 	flag.Parse()
 	if *realistic {
-		if err := runRealistic(*bin, *n, *rounds, *keep, *cpuProfile); err != nil {
+		if err := runRealistic(*bin, *n, *rounds, *keep, *cpuProfile, *sources); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

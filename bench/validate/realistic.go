@@ -18,7 +18,7 @@ import (
 // runRealistic times gzip -dc, validate and build --stages validate,dedup
 // on an n-task pool padded to real pools' sizes, interleaved, and prints
 // medians of wall and CPU time and their ratios to gzip -dc.
-func runRealistic(bin string, n, rounds int, keep bool, cpuProfile string) error {
+func runRealistic(bin string, n, rounds int, keep bool, cpuProfile string, sources float64) error {
 	work, err := os.MkdirTemp("", "otcurate-bench-real-")
 	if err != nil {
 		return err
@@ -34,7 +34,7 @@ func runRealistic(bin string, n, rounds int, keep bool, cpuProfile string) error
 	if err := sh(bin, "gen-pool", "-n", fmt.Sprint(min(n, 5000)), "--seed", "7", "--rates", "none", "-o", base, "--log-level", "warn"); err != nil {
 		return err
 	}
-	st, err := realsize.Pad(context.Background(), base, poolFile, n, realsize.Options{Seed: 7})
+	st, err := realsize.Pad(context.Background(), base, poolFile, n, realsize.Options{Seed: 7, Sources: sources})
 	if err != nil {
 		return err
 	}

@@ -56,10 +56,13 @@ const (
 
 // Padder draws realistic filler files. It is not safe for concurrent use.
 type Padder struct {
-	r     *rand.Rand
-	vocab []string
-	local []string // one file's identifiers (files reuse their own names, as code does)
-	zipf  *rand.Zipf
+	// Sources is the median count of source files at the median size
+	// (NewPadder sets the default, 4); more files weigh per-member costs.
+	Sources float64
+	r       *rand.Rand
+	vocab   []string
+	local   []string // one file's identifiers (files reuse their own names, as code does)
+	zipf    *rand.Zipf
 }
 
 // NewPadder returns a Padder whose draws are fixed by seed.
@@ -73,7 +76,7 @@ func NewPadder(seed uint64) *Padder {
 		}
 		vocab[i] = b.String()
 	}
-	return &Padder{r: r, vocab: vocab, zipf: rand.NewZipf(r, 1.2, 2, uint64(localWords-1))}
+	return &Padder{Sources: medianSources, r: r, vocab: vocab, zipf: rand.NewZipf(r, 1.2, 2, uint64(localWords-1))}
 }
 
 // Words returns k words from the padder's vocabulary, twelve to a line,
@@ -201,7 +204,7 @@ func (p *Padder) Files() []bundle.Entry {
 	}
 	// Sources come as a small project: a few files in a few folders,
 	// more of them in the bigger tasks (per-member costs scale with them).
-	files := max(1, min(maxSources, lognormal(p.r, medianSources*math.Sqrt(float64(total)/medianPad), 0.6, maxSources)))
+	files := max(1, min(maxSources, lognormal(p.r, p.Sources*math.Sqrt(float64(total)/medianPad), 0.6, maxSources)))
 	dirs := []string{"environment/src"}
 	for i := 0; i < files; i++ {
 		n := total / (files - i)
@@ -228,6 +231,9 @@ type Options struct {
 	// their own, so tasks built from one base row differ as real ones do
 	// (for similarity benchmarks; 0 leaves them as generated).
 	Words int
+	// Sources overrides the padder's median source-file count (0 keeps
+	// the default).
+	Sources float64
 }
 
 // Stats describe a padded pool's sizes in bytes.
@@ -258,6 +264,9 @@ func Pad(ctx context.Context, base, out string, n int, o Options) (Stats, error)
 		o.Prefix = "task"
 	}
 	p := NewPadder(o.Seed)
+	if o.Sources > 0 {
+		p.Sources = o.Sources
+	}
 	w, err := pool.Create(out, pool.WriterOptions{})
 	if err != nil {
 		return Stats{}, err
