@@ -6,8 +6,8 @@
 // it is.
 //
 // The distribution (see Padder.Files): each task gets environment files
-// whose inflated total is log-normal with an 18 KB median and σ = 1.1
-// (mean about 33 KB, so about 35 KB with the base task's own files),
+// whose inflated total is log-normal with a 19 KB median and σ = 1.1
+// (mean about 34 KB, so about 36 KB with the base task's own files),
 // capped at 768 KB; about 1% of tasks carry 200–768 KB. Log-normal because
 // file and bundle sizes are multiplicative (a project is a few files of a
 // few functions of a few lines) and real pools' size histograms are
@@ -15,13 +15,13 @@
 // near 13× the median. The total is split into vendored source files (most
 // of it: a log-normal count around 4 at the median size, growing with √size,
 // up to 60, in a few nested folders; token-level text over a per-file
-// Zipf vocabulary with 85% of statements repeating a recent one, which
-// deflates about 8× like boilerplate-heavy real code), a data CSV in half
+// Zipf vocabulary with 90% of statements repeating a recent one, which
+// deflates about 8-10× like boilerplate-heavy real code), a data CSV in half
 // of the tasks (10–30% of the total; numbers, about 2.3×) and a binary blob
 // that does not compress in a fifth of them (log-normal around 1 KB,
 // capped at 64 KB). On gen-pool's tasks the padded pool averages about
-// 6.5–7 KB compressed and 34–36 KB inflated (gen-pool's own files add ~1.3
-// KB compressed); bench/validate -realistic prints the pool's figures.
+// 6.4 KB compressed and 36 KB inflated (gen-pool's own files add ~1.3 KB
+// compressed: real pools deflate a little better, 6 KB for 36 KB); bench/validate -realistic prints the pool's figures.
 package realsize
 
 import (
@@ -42,14 +42,14 @@ import (
 
 // Distribution parameters (see the package doc).
 const (
-	medianPad     = 18 << 10
+	medianPad     = 19 << 10
 	sigmaPad      = 1.1
 	maxPad        = 768 << 10
 	csvShare      = 0.5 // fraction of tasks with a data CSV
 	binaryShare   = 0.2 // fraction of tasks with a binary blob
 	medianSources = 4   // source files at the median size (√size-scaled)
 	maxSources    = 60
-	repeatShare   = 0.85 // of source statements copied from a recent one
+	repeatShare   = 0.9 // of source statements copied from a recent one
 	medianBin     = 1024
 	maxBin        = 64 << 10
 )
