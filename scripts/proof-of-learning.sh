@@ -59,6 +59,10 @@ HELDOUT_VARIANTS=${HELDOUT_VARIANTS:-grep_count/v2,sort_unique/v2,csv_sum/v2,wor
 BIN=${BIN:-bin/otcurate}
 [ -x "$BIN" ] || make -s build >/dev/null
 mkdir -p "$OUT/splits"
+# One script per OUT: a second one would regenerate the splits and clear the
+# run directories under the first one's runs.
+exec 9>"$OUT/.lock"
+flock -n 9 || { echo "another proof-of-learning.sh is using $OUT" >&2; exit 1; }
 
 gen() { # NAME SEED N FLAGS...
 	local name=$1 seed=$2 n=$3
