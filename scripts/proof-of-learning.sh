@@ -107,9 +107,9 @@ if [ "${SKIP_RUNS:-0}" != 1 ]; then
 	wait
 fi
 
-python3 - "$OUT" "$SEEDS" <<'PY'
+python3 - "$OUT" "$SEEDS" "$STEPS" <<'PY'
 import glob, json, os, re, statistics, sys
-out, seeds = sys.argv[1], [int(s) for s in sys.argv[2].split()]
+out, seeds, steps = sys.argv[1], [int(s) for s in sys.argv[2].split()], int(sys.argv[3])
 arms = ("trained", "lr0", "shuffled")
 splits = [("val", "eval.jsonl"), ("test-id", "test-id.jsonl"), ("test-phrasing", "test-phrasing.jsonl"),
           ("test-variant", "test-variant.jsonl"), ("test-paraphrase", "test-paraphrase.jsonl")]
@@ -143,6 +143,8 @@ for split, f in splits:
             p = os.path.join(out, "runs", f"seed-{s}", arm, f)
             if os.path.exists(p):
                 ev = load(p)
+                if ev[-1]["step"] != steps:
+                    continue  # an unfinished run: its last line is not "after"
                 b = ev[0]["pass_rate"] if ev[0]["step"] == 0 else min(before[split])
                 res[(split, arm, s)] = (b, ev[-1]["pass_rate"], ev[-1]["step"])
 fmt = lambda xs: f"{statistics.mean(xs):+.3f} ± {statistics.stdev(xs):.3f}" if len(xs) > 1 else (f"{xs[0]:+.3f}" if xs else "-")
