@@ -97,8 +97,11 @@ bench: setup build
 	scripts/bench-fleet.sh
 	$(GO) run ./bench/accuracy
 
-# Proof of learning for `otcurate train` (built-in policy, lr vs lr=0 on the
-# same seeds, held-out greedy pass rates before and after; ~50 minutes).
+# Proof of learning for `otcurate train` (built-in policy; trained, --lr 0 and
+# --shuffle-rewards arms on 5 seeds; greedy pass rates before and after on
+# validation and on test splits held out by phrasing, by variant and by
+# hand-written paraphrase; fake sandbox backend, needs root; 15 runs of
+# ~10 min of 2 cores each).
 proof: setup build
 	scripts/proof-of-learning.sh
 

@@ -74,11 +74,8 @@ func (g *generator) plan(i int) *plan {
 		p.kata = planKataVariant(r, kataFamilies[f], v, name, p.defect == DefectWrongOracle)
 	case kata:
 		p.kata = planKata(r, name, p.defect == DefectWrongOracle)
-	case g.o.Balanced:
-		t, v := balancedPick(g.o.Seed, i, shellVariants)
-		p.shell = planShellVariant(r, shellTemplates[t], v, name)
 	default:
-		p.shell = planShell(r, name)
+		p.shell = g.planShellTask(r, i, name)
 	}
 	return p
 }

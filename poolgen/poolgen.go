@@ -70,6 +70,9 @@ type Options struct {
 	// pool drawn independently can hold one task of a variant and six of
 	// another. Whether a task is a kata or a shell task stays a draw.
 	Balanced bool
+	// Shell restricts the nl2bash variants and phrasings drawn, or
+	// replaces the phrasings with paraphrases (see ShellSubset).
+	Shell ShellSubset
 }
 
 // Rates maps a defect kind to its probability per task. DefaultRates returns
@@ -350,6 +353,9 @@ func Generate(ctx context.Context, opts Options, emit func(Task) error) error {
 		return fmt.Errorf("poolgen: negative N")
 	}
 	if err := o.Rates.validate(); err != nil {
+		return err
+	}
+	if err := o.Shell.Validate(); err != nil {
 		return err
 	}
 	if o.N == 0 {

@@ -103,11 +103,13 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	// in the difficulty test), so groups have variance and updates happen.
 	data := shellTasks(t, 0, "task-00025", "task-00030", "task-00043")
 	seed := int64(5)
+	evalSet, testSet := shellTasks(t, 0, "task-00025"), shellTasks(t, 0, "task-00030", "task-00043")
 	opts := func(dir string, p *builtin.Policy) train.Options {
 		return train.Options{Data: data, Runner: &trial.Runner{Backend: d}, Labels: map[string]string{sandbox.LabelRun: runID},
 			Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: 0.05, DecaySteps: 2, TotalSteps: 3},
 			Harness:   agent.Config{MaxTurns: 5, Sampling: policy.Sampling{Temperature: 1, Seed: &seed}},
-			GroupSize: 4, BatchTasks: 2, Steps: 3, Seed: seed, SkipSolved: 1, Workers: 4, RunDir: dir, Fingerprint: "test"}
+			GroupSize: 4, BatchTasks: 2, Steps: 3, Seed: seed, SkipSolved: 1, Workers: 4, RunDir: dir, Fingerprint: "test",
+			Eval: evalSet, EvalEvery: 1, Tests: []train.EvalSet{{Name: "ph", Source: testSet}}}
 	}
 	whole := filepath.Join(t.TempDir(), "whole")
 	pw := builtin.New(seed)
@@ -157,6 +159,17 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	if strings.Join(pw.Weights(), ",") != strings.Join(pr.Weights(), ",") {
 		t.Error("final weights differ")
 	}
+	// Test splits are evaluated before step 1 and after the last step
+	// only (the eval split at every step), and a resume keeps them so.
+	for _, f := range []struct {
+		name  string
+		steps []int
+	}{{"eval.jsonl", []int{0, 1, 2, 3}}, {"test-ph.jsonl", []int{0, 3}}} {
+		w, c := evalSteps(t, filepath.Join(whole, f.name)), evalSteps(t, filepath.Join(cut, f.name))
+		if !reflect.DeepEqual(w, f.steps) || !reflect.DeepEqual(c, f.steps) {
+			t.Errorf("%s: steps %v (resumed run %v), want %v", f.name, w, c, f.steps)
+		}
+	}
 	learnt := false
 	for _, m := range a {
 		learnt = learnt || m.GradNorm > 0
@@ -169,6 +182,24 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	if !learnt {
 		t.Error("no step had a learning signal: the resume check proved nothing")
 	}
+}
+
+// evalSteps returns the steps of an eval.jsonl-like file's lines.
+func evalSteps(t *testing.T, name string) []int {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e train.EvalResult
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e.Step)
+	}
+	return out
 }
 
 // engineGone makes every sandbox start fail as the engine would when it

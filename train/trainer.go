@@ -70,8 +70,30 @@ type Options struct {
 	// SkipSolved > 0 sends a task whose whole group passed out of the
 	// draw for that many epochs (see sampler); 0 draws plain seeded epochs.
 	SkipSolved int
+	// ShuffleRewards is the shuffled-reward control: each step the
+	// scored rewards are permuted across the step's samples (a seeded
+	// permutation of Seed and the step) before the advantages, so the
+	// learner updates on the same rollouts with a signal that no longer
+	// says which attempt earned what. The step's metrics and the
+	// skip-solved sampler keep the true rewards.
+	ShuffleRewards bool
+	// Tests are test splits evaluated greedily like Eval, but only before
+	// the first step and after the last (never in between, so no choice
+	// can be made on them mid-run), each to RUN_DIR/test-NAME.jsonl.
+	Tests []EvalSet
+	// SkipEvalBefore leaves out the evaluations before step 1. They depend
+	// only on the starting weights (greedy decoding), so runs that share
+	// them (the arms and seeds of scripts/proof-of-learning.sh) can take
+	// them from one run that made them.
+	SkipEvalBefore bool
 	// OnStep is called after each step's metrics are written.
 	OnStep func(Metrics)
+}
+
+// EvalSet is a named held-out task set.
+type EvalSet struct {
+	Name   string
+	Source pool.Source
 }
 
 // Metrics are one step's numbers, one JSON line in RUN_DIR/metrics.jsonl.
@@ -177,6 +199,27 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 			return nil, err
 		}
 	}
+	testTasks := make([][]task, len(o.Tests))
+	for i, ts := range o.Tests {
+		if testTasks[i], err = loadTasks(ctx, ts.Source, o.Limits, log); err != nil {
+			return nil, fmt.Errorf("train: test split %s: %w", ts.Name, err)
+		}
+	}
+	evalAll := func(step int, final bool) error {
+		if len(evalTasks) > 0 && (final || step == 0 || (o.EvalEvery > 0 && step%o.EvalEvery == 0)) {
+			if err := evaluate(ctx, o, evalTasks, step, "eval.jsonl"); err != nil {
+				return err
+			}
+		}
+		if step == 0 || final {
+			for i, ts := range o.Tests {
+				if err := evaluate(ctx, o, testTasks[i], step, testFile(ts.Name)); err != nil {
+					return fmt.Errorf("train: test split %s: %w", ts.Name, err)
+				}
+			}
+		}
+		return nil
+	}
 
 	samp := newSampler(len(tasks), o.BatchTasks, o.Seed, o.SkipSolved, o.MinGroup)
 	start := 0
@@ -195,8 +238,10 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := truncateJSONL(filepath.Join(o.RunDir, "eval.jsonl"), st.Step, log); err != nil {
-			return nil, err
+		for _, name := range append([]string{"eval.jsonl"}, testFiles(o.Tests)...) {
+			if _, err := truncateJSONL(filepath.Join(o.RunDir, name), st.Step, log); err != nil {
+				return nil, err
+			}
 		}
 		start = st.Step
 		if err := replaySampler(samp, metrics, start, tasks); err != nil {
@@ -207,8 +252,8 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 		if err := checkpoint(o, 0); err != nil {
 			return nil, err
 		}
-		if len(evalTasks) > 0 {
-			if err := evaluate(ctx, o, evalTasks, 0); err != nil {
+		if !o.SkipEvalBefore {
+			if err := evalAll(0, false); err != nil {
 				return nil, err
 			}
 		}
@@ -232,10 +277,8 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 		if err := appendJSONL(filepath.Join(o.RunDir, "metrics.jsonl"), m); err != nil {
 			return out, err
 		}
-		if len(evalTasks) > 0 && (step == o.Steps || (o.EvalEvery > 0 && step%o.EvalEvery == 0)) {
-			if err := evaluate(ctx, o, evalTasks, step); err != nil {
-				return out, err
-			}
+		if err := evalAll(step, step == o.Steps); err != nil {
+			return out, err
 		}
 		if err := writeState(o.RunDir, state{Step: step, Checkpoint: checkpointName(step), Fingerprint: o.Fingerprint}); err != nil {
 			return out, err
@@ -344,6 +387,9 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 	// Classify and score.
 	m := Metrics{Step: step, Tasks: len(idx), Samples: len(samples), PolicyVersion: version, RolloutSeconds: rollout.Seconds()}
 	infra := score(&m, samples, len(idx), o.MinGroup)
+	if o.ShuffleRewards {
+		shuffleRewards(&m, samples, len(idx), o.MinGroup, rand.New(rand.NewPCG(uint64(o.Seed)^0x5bd1e995, uint64(step))))
+	}
 	if o.MaxInfraShare < 1 && float64(infra) > o.MaxInfraShare*float64(len(samples)) {
 		// The machine, not the policy, failed this step: stop instead of
 		// burning steps without signal. No checkpoint is written for it,
@@ -455,8 +501,53 @@ func score(m *Metrics, samples []Sample, groupCount, minGroup int) (infra int) {
 	return infra
 }
 
-// evaluate plays one greedy episode per held-out task.
-func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
+// shuffleRewards is the shuffled-reward control: it permutes the rewards
+// of the included samples across the whole step and recomputes their
+// advantages (RLOON) and m's mean |advantage| from them. Everything else
+// in m (rewards, passes, groups) keeps describing what really happened.
+func shuffleRewards(m *Metrics, samples []Sample, groupCount, minGroup int, r *rand.Rand) {
+	var inc []int
+	for i := range samples {
+		if samples[i].Included {
+			inc = append(inc, i)
+		}
+	}
+	perm := r.Perm(len(inc))
+	vals := make([]float64, len(inc))
+	for j, i := range inc {
+		vals[perm[j]] = samples[i].Reward
+	}
+	rewards := make([]float64, len(samples))
+	included := make([]bool, len(samples))
+	groups := make([]int, len(samples))
+	for j, i := range inc {
+		samples[i].Reward = vals[j]
+	}
+	for i := range samples {
+		rewards[i], included[i], groups[i] = samples[i].Reward, samples[i].Included, samples[i].Group
+	}
+	adv, _ := RLOON(rewards, included, groups, minGroup)
+	m.MeanAbsAdvantage = 0
+	for i := range samples {
+		samples[i].Advantage = adv[i]
+		m.MeanAbsAdvantage += math.Abs(adv[i])
+	}
+	m.MeanAbsAdvantage /= float64(len(samples))
+}
+
+func testFile(name string) string { return "test-" + name + ".jsonl" }
+
+func testFiles(sets []EvalSet) []string {
+	out := make([]string, len(sets))
+	for i, ts := range sets {
+		out[i] = testFile(ts.Name)
+	}
+	return out
+}
+
+// evaluate plays one greedy episode per held-out task and appends the
+// result to RUN_DIR/file.
+func evaluate(ctx context.Context, o Options, tasks []task, step int, file string) error {
 	cfg := o.Harness
 	cfg.Sampling.Temperature = 0
 	res := EvalResult{Step: step, Tasks: len(tasks)}
@@ -488,8 +579,8 @@ func evaluate(ctx context.Context, o Options, tasks []task, step int) error {
 	if res.Scored > 0 {
 		res.PassRate = float64(res.Passed) / float64(res.Scored)
 	}
-	o.Logger.Info("held-out evaluation", "step", step, "pass_rate", res.PassRate, "scored", res.Scored, "tasks", res.Tasks)
-	return appendJSONL(filepath.Join(o.RunDir, "eval.jsonl"), res)
+	o.Logger.Info("held-out evaluation", "file", file, "step", step, "pass_rate", res.PassRate, "scored", res.Scored, "tasks", res.Tasks)
+	return appendJSONL(filepath.Join(o.RunDir, file), res)
 }
 
 // job is one episode to play: a task and the rollout's session id (which

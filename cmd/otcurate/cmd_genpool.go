@@ -15,6 +15,8 @@ func newGenPoolCmd(g *globals) *cobra.Command {
 		opts  poolgen.Options
 		out   poolgen.Output
 		rates string
+		// nl2bash splits (scripts/proof-of-learning.sh)
+		paraphrases string
 	)
 	cmd := &cobra.Command{
 		Use:     "gen-pool -n N -o FILE",
@@ -36,6 +38,14 @@ in a sidecar labels.jsonl: the ground truth for measuring otcurate's filters.
 				return usageErr(err)
 			}
 			opts.Rates = r
+			if paraphrases != "" {
+				if opts.Shell.Paraphrases, err = poolgen.ReadParaphrases(paraphrases); err != nil {
+					return usageErr(err)
+				}
+			}
+			if err := opts.Shell.Validate(); err != nil {
+				return usageErr(err)
+			}
 			st, err := poolgen.WritePool(cmd.Context(), opts, out)
 			if err != nil {
 				return err
@@ -62,6 +72,10 @@ in a sidecar labels.jsonl: the ground truth for measuring otcurate's filters.
 	f.StringVarP(&out.Parquet, "output", "o", "", "write a parquet dataset")
 	f.StringVar(&out.Dir, "dir", "", "write task directories instead")
 	f.StringVar(&out.Labels, "labels", "", "labels file (default: OUTPUT.labels.jsonl)")
+	f.StringSliceVar(&opts.Shell.Variants, "variants", nil, "nl2bash: draw only these template or variant ids (count_lines, count_lines/v2, ...)")
+	f.StringSliceVar(&opts.Shell.ExcludeVariants, "exclude-variants", nil, "nl2bash: never draw these template or variant ids")
+	f.IntSliceVar(&opts.Shell.Phrasings, "phrasings", nil, "nl2bash: use only these instruction phrasings, 1-based (each variant has 2): hold a phrasing out of a split")
+	f.StringVar(&paraphrases, "paraphrases", "", "nl2bash: JSON-lines file of {variant, text} instructions that replace the generator's phrasings (task i uses line i mod n)")
 	cmd.MarkFlagsOneRequired("output", "dir")
 	cmd.MarkFlagsMutuallyExclusive("output", "dir")
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,8 @@ type trainOptions struct {
 	skipSolved                                int
 	lr, clip, gradClip, entropy, entropyFloor float64
 	optimizer, entropyGroups                  string
-	resume                                    bool
+	resume, shuffleRewards, skipEvalBefore    bool
+	tests                                     []string // NAME=PATH
 	learnerDir                                string
 	learnerTimeout                            time.Duration
 	pol                                       policyOptions
@@ -52,7 +54,10 @@ integrations/learner/README.md).
 
 RUN_DIR gets metrics.jsonl (one line per step: rewards, signal, timings, the learning rate
 applied and each group's task with its scored and passed attempts), eval.jsonl (greedy held-out pass rate before,
-every --eval-every steps and after, with --eval), checkpoints/, state.json and report.html.
+every --eval-every steps and after, with --eval), test-NAME.jsonl (the same, before and after
+only, for each --test NAME=PATH split), checkpoints/, state.json and report.html.
+--shuffle-rewards is a control arm: the learner gets the same rollouts with their rewards
+permuted across the step (seeded), so any gain it shows did not come from the verifier.
 --resume continues an interrupted run from its last checkpoint; with the built-in policy and
 the same seed, the following steps' results are those of an uninterrupted run.`,
 		Example: `  otcurate train --data out/rl.parquet --eval out/heldout.parquet --run-dir out/train \
@@ -80,6 +85,9 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.Float64Var(&o.entropyFloor, "entropy-floor", 0, "built-in policy: the bonus acts only on decisions whose entropy is below this share of its maximum, 0-1 (0 = every decision)")
 	f.StringVar(&o.entropyGroups, "entropy-groups", "all", "built-in policy: which groups' turns the entropy bonus acts on: all, or failed (groups where no attempt passed)")
 	f.StringVar(&o.optimizer, "optimizer", "sgd", "built-in policy: sgd (lr·gradient) or adagrad (each weight's step scaled by its gradient history; use an lr near 0.5)")
+	f.BoolVar(&o.shuffleRewards, "shuffle-rewards", false, "control arm: permute the scored rewards across each step's samples (seeded by --seed and the step) before the advantages; metrics keep the true rewards")
+	f.BoolVar(&o.skipEvalBefore, "skip-eval-before", false, "leave out the --eval and --test evaluations before step 1 (greedy: they depend only on the starting weights, so another run's serve)")
+	f.StringArrayVar(&o.tests, "test", nil, "NAME=PATH: a test split evaluated greedily before the first step and after the last only, to RUN_DIR/test-NAME.jsonl (repeatable)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --run-dir from its last checkpoint")
 	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
 	f.DurationVar(&o.learnerTimeout, "learner-timeout", 2*time.Hour, "openai policy: how long to wait for the learner's next version")
@@ -135,6 +143,10 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 			return err
 		}
 	}
+	tests, err := openTestSplits(o.tests)
+	if err != nil {
+		return err
+	}
 	lock, err := lockRunDir(cmd, g.logger, o.runDir)
 	if err != nil {
 		return err
@@ -165,13 +177,17 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	if o.skipSolved > 0 {
 		fp += fmt.Sprintf(" skip_solved=%d", o.skipSolved)
 	}
+	if o.shuffleRewards {
+		fp += " shuffle_rewards"
+	}
 	fp += runner.SettingsKey() // verdicts of one verifier mode are not the other's
 	_, err = train.Run(cmd.Context(), train.Options{
 		Data: data, Eval: eval, Runner: runner,
 		Labels: map[string]string{sandbox.LabelRun: runID}, Limits: g.limits(), Policy: p, Learner: learner,
 		Harness: o.pol.harnessConfig(), GroupSize: o.groupSize, BatchTasks: o.batchTasks, Steps: o.steps,
 		Seed: o.pol.seed, MinGroup: o.minGroup, SkipSolved: o.skipSolved, EvalEvery: o.evalEvery, Workers: o.rollouts, RunDir: o.runDir,
-		Resume: o.resume, Logger: g.logger, Fingerprint: fp,
+		Resume: o.resume, Logger: g.logger, Fingerprint: fp, ShuffleRewards: o.shuffleRewards, Tests: tests,
+		SkipEvalBefore: o.skipEvalBefore,
 	})
 	if rerr := reports.WriteTrainReport(o.runDir); rerr != nil {
 		g.logger.Warn("cannot write the training report", "err", rerr)
@@ -183,4 +199,27 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 	}
 	_, err = os.Stat(filepath.Join(o.runDir, "metrics.jsonl"))
 	return err
+}
+
+// openTestSplits opens the --test NAME=PATH splits; names must be distinct
+// and usable in a file name.
+func openTestSplits(specs []string) ([]train.EvalSet, error) {
+	var out []train.EvalSet
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		name, path, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || path == "" || strings.ContainsAny(name, `/\ `) {
+			return nil, usageErr(fmt.Errorf("--test wants NAME=PATH (a name without / or spaces), not %q", spec))
+		}
+		if seen[name] {
+			return nil, usageErr(fmt.Errorf("--test %s given twice", name))
+		}
+		seen[name] = true
+		src, err := pool.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--test %s: %w", name, err)
+		}
+		out = append(out, train.EvalSet{Name: name, Source: src})
+	}
+	return out, nil
 }

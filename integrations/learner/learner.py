@@ -7,12 +7,11 @@ LEARNER_DIR/policy/version.json. See README.md for the handshake and the schema.
 import argparse
 import json
 import os
+import sys
 import time
 
-import pyarrow.parquet as pq
-import torch
-from peft import LoraConfig, get_peft_model
-from transformers import AutoModelForCausalLM
+# torch, peft, transformers and pyarrow are imported where they are used, so
+# the bookkeeping below (and its test, test_learner.py) runs without them.
 
 
 def wait_ready(exp_dir, step, poll=2.0):
@@ -31,13 +30,21 @@ def publish(policy_dir, step, name, lora_path):
     os.replace(tmp, os.path.join(policy_dir, "version.json"))
 
 
+def with_token_ids(rows):
+    """The rows the loss can use: those carrying prompt and response token ids.
+    A server started without token ids (vLLM return_token_ids) gives none; such
+    rows would have to be re-tokenised from prompt_messages, which this
+    reference learner does not do."""
+    return [r for r in rows if r.get("prompt_token_ids") and r.get("response_token_ids")]
+
+
 def ppo_loss(model, rows, clip_low, clip_high, device):
-    """Token-mean PPO-clip over the response tokens of rows with loss_mask 1."""
-    total, tokens = 0.0, 0
-    for r in rows:
+    """Token-mean PPO-clip over the response tokens of rows (with token ids)."""
+    import torch
+
+    total, tokens = None, 0
+    for r in with_token_ids(rows):
         prompt, resp = r["prompt_token_ids"], r["response_token_ids"]
-        if not resp or not prompt:
-            continue  # the server gave no token ids: re-tokenise prompt_messages instead
         ids = torch.tensor([prompt + resp], device=device)
         logits = model(ids).logits[0, len(prompt) - 1 : -1]
         logp = torch.log_softmax(logits.float(), -1).gather(-1, ids[0, len(prompt):, None])[:, 0]
@@ -45,9 +52,25 @@ def ppo_loss(model, rows, clip_low, clip_high, device):
         ratio = torch.exp(torch.clamp(logp - old, max=20.0))
         adv = r["advantage"]
         per_token = -torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_low, 1 + clip_high) * adv)
-        total = total + per_token.sum()
+        total = per_token.sum() if total is None else total + per_token.sum()
         tokens += len(resp)
-    return total / max(tokens, 1), tokens
+    if total is None:
+        return None, 0
+    return total / tokens, tokens
+
+
+def update(model, opt, rows, clip_low, clip_high, device):
+    """One optimiser step on the step's loss_mask rows. Returns (loss, tokens);
+    loss is None, and the weights are left alone, when no row carries token ids
+    (there is no graph to differentiate: the old code called backward() on a
+    float and crashed)."""
+    if not with_token_ids(rows):
+        return None, 0
+    opt.zero_grad()
+    loss, tokens = ppo_loss(model, rows, clip_low, clip_high, device)
+    loss.backward()
+    opt.step()
+    return loss.item(), tokens
 
 
 def main():
@@ -61,6 +84,11 @@ def main():
     ap.add_argument("--first-step", type=int, default=1)
     args = ap.parse_args()
 
+    import pyarrow.parquet as pq
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = AutoModelForCausalLM.from_pretrained(args.base_model, torch_dtype=torch.bfloat16).to(device)
     model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear"))
@@ -72,11 +100,13 @@ def main():
         table = pq.read_table(os.path.join(exp_dir, ready["file"]))
         rows = [r for r in table.to_pylist() if r["loss_mask"] == 1]
         if rows:
-            opt.zero_grad()
-            loss, tokens = ppo_loss(model, rows, args.clip_low, args.clip_high, device)
-            loss.backward()
-            opt.step()
-            print(f"step {step}: {len(rows)} turns, {tokens} tokens, loss {loss.item():.4f}", flush=True)
+            loss, tokens = update(model, opt, rows, args.clip_low, args.clip_high, device)
+            if loss is None:
+                print(f"WARNING step {step}: none of the {len(rows)} turns carries token ids "
+                      "(start the server with token ids returned); the adapter is NOT updated this step",
+                      file=sys.stderr, flush=True)
+            else:
+                print(f"step {step}: {len(rows)} turns, {tokens} tokens, loss {loss:.4f}", flush=True)
         name = f"policy-step-{step}"
         path = os.path.join(args.out, name)
         model.save_pretrained(path)
