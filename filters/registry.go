@@ -33,6 +33,10 @@ type Options struct {
 	// Difficulty configures the difficulty stage (its Runner, Limits and
 	// Labels are filled from the fields above).
 	Difficulty Difficulty
+	// NearDupThreshold is near_dup's Jaccard threshold (0 = default).
+	NearDupThreshold float64
+	// Decontam configures the decontam stage (its benchmark pools).
+	Decontam DecontamOptions
 }
 
 // DefaultStageList is `otcurate build`'s stage list: the table's default
@@ -125,7 +129,12 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 		return out, nil
 	}
 	if v, ok := out[0].(Validate); ok {
-		v.OwnReadsOnly = len(out) == 1 || !isItemStage(out[1])
+		for _, st := range out[1:] {
+			if o, ok := st.(ContentObserver); ok {
+				v.Observers = append(v.Observers, o)
+			}
+		}
+		v.OwnReadsOnly = len(v.Observers) == 0 && (len(out) == 1 || !isItemStage(out[1]))
 		out[0] = v
 	}
 	return out, nil

@@ -31,6 +31,9 @@ type Validate struct {
 	// (the rest are hashed as they stream by): for when no later stage of
 	// the pass sees the decoded bundle. Build sets it.
 	OwnReadsOnly bool
+	// Observers read each valid task's decoded bundle (near_dup's
+	// sketches). Build sets them.
+	Observers []ContentObserver
 }
 
 // validateReads are the members bundle.Validate reads the content of.
@@ -56,6 +59,9 @@ func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outco
 		return defectOutcome(err)
 	}
 	it.Bundle, it.Info = b, info
+	for _, o := range v.Observers {
+		o.ObserveContent(it.Task, b)
+	}
 	it.Task.EnvKind = info.EnvKind
 	it.Task.HasSolution = info.HasSolution
 	if v.StratifyBy != "" {

@@ -42,6 +42,10 @@ type buildOptions struct {
 	rule       string
 	band       string
 	exhaustive bool
+	nearDup    float64
+	against    []string
+	ngram      int
+	ratio      float64
 }
 
 func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
@@ -66,6 +70,10 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
 	f.BoolVar(&o.exhaustive, "difficulty-exhaustive", false, "run all k attempts even once the verdict is known (full pass-rate estimates)")
 	o.pol.addFlags(f, 1)
+	f.Float64Var(&o.nearDup, "near-dup-threshold", filters.DefaultNearDupThreshold, "near_dup: drop a task whose instruction and tests both reach this Jaccard similarity (4-word shingles) with an earlier task's")
+	f.StringArrayVar(&o.against, "against", nil, "decontam: a benchmark pool (parquet or folder of task directories) to decontaminate against; repeatable; adds decontam to the default stages")
+	f.IntVar(&o.ngram, "decontam-ngram", filters.DefaultDecontamN, "decontam: drop a task whose instruction shares an n-gram of this many normalised words with a benchmark task's")
+	f.Float64Var(&o.ratio, "decontam-ratio", filters.DefaultDecontamRatio, "decontam: drop a task whose instruction's Indel ratio (fuzz.ratio, on normalised words) to a benchmark task's reaches this")
 	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=warn\" (each check: drop, warn or off)")
 }
 
@@ -101,7 +109,14 @@ lint checks (reason codes; default action): tests_in_image (drop), solution_in_i
 (drop), verifier_writes_no_reward (drop), verifier_uses_network (drop),
 instruction_reveals_tests (drop: every test value shown), instruction_shows_test_values
 (warn: most shown, some hidden), no_solution (drop), oversized_file (warn). Warnings
-keep the task and are listed in the decision's flags and the funnel's flagged_by_reason.`,
+keep the task and are listed in the decision's flags and the funnel's flagged_by_reason.
+
+near_dup drops a task whose instruction and tests/ text are both near-identical
+(--near-dup-threshold, Jaccard of 4-word shingles of normalised text: case, line breaks
+and numbers ignored) to an earlier task in pool order, naming it. In a sharded run it sees
+its shard only. decontam (with --against POOL_OR_DIR, repeatable) drops tasks whose
+instruction shares a --decontam-ngram-word n-gram with a benchmark task's or reaches
+--decontam-ratio Indel similarity to it, quoting the overlap.`,
 		Example: `  otcurate build --pool testdata/sample-pool.parquet -o out/tasks.parquet --run-dir out/run
   otcurate build --pool data/ -o out/rl.parquet --run-dir out/run --target 5000 --seed 1`,
 		Args: cobra.NoArgs,
@@ -119,7 +134,11 @@ keep the task and are listed in the decision's flags and the funnel's flagged_by
 func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	list := o.stages
 	if !cmd.Flags().Changed("stages") {
-		list = strings.Join(filters.DefaultStageList(cmd.Flags().Changed("policy")), ",")
+		def := filters.DefaultStageList(cmd.Flags().Changed("policy"))
+		if len(o.against) > 0 {
+			def = filters.AddAgainstStages(def)
+		}
+		list = strings.Join(def, ",")
 	}
 	names, err := filters.ParseStages(list)
 	if err != nil {
@@ -143,7 +162,11 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats}
+	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats,
+		NearDupThreshold: o.nearDup, Decontam: filters.DecontamOptions{Against: o.against, N: o.ngram, Ratio: o.ratio, Limits: g.limits()}}
+	if len(o.against) > 0 && !slices.Contains(names, filters.StageDecontam) {
+		return usageErr(fmt.Errorf("--against is given but the stage list (%s) has no decontam", strings.Join(names, ",")))
+	}
 	if slices.Contains(names, filters.StageDifficulty) {
 		if fopts.Difficulty, err = o.difficulty(); err != nil {
 			return err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/otcurate/otcurate/filters"
@@ -46,6 +48,10 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
 					return fmt.Errorf("merge: shard %w", err)
 				}
 				defer rl.Unlock()
+			}
+			if sum, err := rundir.ReadSummary(args[0]); err == nil && slices.Contains(sum.Stages, filters.StageNearDup) && len(args) > 1 {
+				g.logger.Warn("near_dup ran per shard: near-duplicates in different shards are NOT resolved by merge and both stay in the output; run near_dup unsharded to catch them",
+					"shards", len(args))
 			}
 			lock, err := lockRunDir(cmd, g.logger, runDir)
 			if err != nil {
