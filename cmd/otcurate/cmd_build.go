@@ -70,7 +70,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
 	f.BoolVar(&o.exhaustive, "difficulty-exhaustive", false, "run all k attempts even once the verdict is known (full pass-rate estimates)")
 	o.pol.addFlags(f, 1)
-	f.Float64Var(&o.nearDup, "near-dup-threshold", filters.DefaultNearDupThreshold, "near_dup: drop a task whose instruction and tests both reach this Jaccard similarity (4-word shingles) with an earlier task's")
+	f.Float64Var(&o.nearDup, "near-dup-threshold", filters.DefaultNearDupThreshold, "near_dup: drop a task whose instruction reaches this Jaccard similarity (4-word shingles) with an earlier task's, and its tests half of it")
 	f.StringArrayVar(&o.against, "against", nil, "decontam: a benchmark pool (parquet or folder of task directories) to decontaminate against; repeatable; adds decontam to the default stages")
 	f.IntVar(&o.ngram, "decontam-ngram", filters.DefaultDecontamN, "decontam: drop a task whose instruction shares an n-gram of this many normalised words with a benchmark task's")
 	f.Float64Var(&o.ratio, "decontam-ratio", filters.DefaultDecontamRatio, "decontam: drop a task whose instruction's Indel ratio (fuzz.ratio, on normalised words) to a benchmark task's reaches this")
@@ -111,9 +111,9 @@ instruction_reveals_tests (drop: every test value shown), instruction_shows_test
 (warn: most shown, some hidden), no_solution (drop), oversized_file (warn). Warnings
 keep the task and are listed in the decision's flags and the funnel's flagged_by_reason.
 
-near_dup drops a task whose instruction and tests/ text are both near-identical
-(--near-dup-threshold, Jaccard of 4-word shingles of normalised text: case, line breaks
-and numbers ignored) to an earlier task in pool order, naming it. In a sharded run it sees
+near_dup drops a task whose instruction (Jaccard ≥ --near-dup-threshold on 4-word
+shingles of normalised text: case, line breaks and numbers ignored) and tests/ text (≥ half
+of it) are near-identical to an earlier task's in pool order, naming it. In a sharded run it sees
 its shard only. decontam (with --against POOL_OR_DIR, repeatable) drops tasks whose
 instruction shares a --decontam-ngram-word n-gram with a benchmark task's or reaches
 --decontam-ratio Indel similarity to it, quoting the overlap.`,
