@@ -62,7 +62,10 @@ const (
 // only to verify LSH candidates, so LSH false positives never drop.
 type NearDup struct {
 	Threshold float64
-	store     *sketchStore
+	// SketchFile, when set, receives the sketches of the tasks near_dup
+	// keeps (a sharded run: NearDupShards reads them in the merge).
+	SketchFile string
+	store      *sketchStore
 }
 
 // NewNearDup returns a near_dup stage; threshold 0 means the default.
@@ -108,8 +111,10 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 	// LSH by sorting: per band, the (key, task) pairs sorted; the tasks
 	// sharing a key with task j and coming before it in pool order are
 	// the entries just before j's.
+	// 32-bit keys: 8 bytes an entry (26 MB for 100K tasks); two band
+	// values colliding on 32 bits only add a candidate the screen drops.
 	type entry struct {
-		key uint64
+		key uint32
 		i   int32
 	}
 	bands := make([][]entry, lshBands)
@@ -117,7 +122,7 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 		es := make([]entry, 0, len(tasks))
 		for i, id := range ids {
 			if id >= 0 && s.nI[id] > 0 {
-				es = append(es, entry{similarity.BandKey(s.sig(id)[:sigInstr], b, lshRows), int32(i)})
+				es = append(es, entry{uint32(similarity.BandKey(s.sig(id)[:sigInstr], b, lshRows)), int32(i)})
 			}
 		}
 		slices.SortFunc(es, func(a, b entry) int {
@@ -153,7 +158,7 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 	bandLoop:
 		for b := 0; b < lshBands && s.nI[id] > 0; b++ {
 			es := bands[b]
-			key := similarity.BandKey(sj[:sigInstr], b, lshRows)
+			key := uint32(similarity.BandKey(sj[:sigInstr], b, lshRows))
 			p, _ := slices.BinarySearchFunc(es, entry{key, int32(j)}, func(a, b entry) int {
 				if a.key != b.key {
 					if a.key < b.key {
@@ -196,6 +201,11 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 		}
 		kept[j] = true
 		outs[j] = pipeline.KeepOutcome(ReasonDistinct, "")
+	}
+	if n.SketchFile != "" {
+		if err := n.writeSketches(n.SketchFile, tasks, ids, outs); err != nil {
+			return nil, fmt.Errorf("near_dup: sketches for the merge: %w", err)
+		}
 	}
 	return outs, nil
 }

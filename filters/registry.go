@@ -35,6 +35,9 @@ type Options struct {
 	Difficulty Difficulty
 	// NearDupThreshold is near_dup's Jaccard threshold (0 = default).
 	NearDupThreshold float64
+	// NearDupSketchDir, when set (a sharded run's run directory), receives
+	// near_dup's sketches of the tasks it keeps, for the merge.
+	NearDupSketchDir string
 	// Decontam configures the decontam stage (its benchmark pools).
 	Decontam DecontamOptions
 }

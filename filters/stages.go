@@ -2,6 +2,7 @@ package filters
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/otcurate/otcurate/pipeline"
@@ -87,7 +88,13 @@ func Stages() []StageSpec {
 		{Name: StageNearDup, Set: true, Default: true,
 			Reads: "MinHash signatures of the instruction and tests/ text, taken during validate's pass",
 			Help:  "drop tasks whose instruction and tests are both near-identical to an earlier task's (--near-dup-threshold)",
-			New:   func(o Options) (pipeline.Stage, error) { return NewNearDup(o.NearDupThreshold) }},
+			New: func(o Options) (pipeline.Stage, error) {
+				nd, err := NewNearDup(o.NearDupThreshold)
+				if err == nil && o.NearDupSketchDir != "" {
+					nd.SketchFile = filepath.Join(o.NearDupSketchDir, NearDupSketchFile)
+				}
+				return nd, err
+			}},
 		{Name: StageDecontam, WithAgainst: true,
 			Reads: "the instruction, against the benchmark pools of --against",
 			Help:  "drop tasks whose instruction shares an n-gram with, or is a fuzzy match of, a benchmark task (--against)",

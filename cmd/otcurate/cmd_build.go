@@ -113,8 +113,8 @@ keep the task and are listed in the decision's flags and the funnel's flagged_by
 
 near_dup drops a task whose instruction (Jaccard ≥ --near-dup-threshold on 4-word
 shingles of normalised text: case, line breaks and numbers ignored) and tests/ text (≥ half
-of it) are near-identical to an earlier task's in pool order, naming it. In a sharded run it sees
-its shard only. decontam (with --against POOL_OR_DIR, repeatable) drops tasks whose
+of it) are near-identical to an earlier task's in pool order, naming it. A sharded run sees its
+shard only and saves its sketches; merge resolves pairs across shards (near_dup_shards). decontam (with --against POOL_OR_DIR, repeatable) drops tasks whose
 instruction shares a --decontam-ngram-word n-gram with a benchmark task's or reaches
 --decontam-ratio Indel similarity to it, quoting the overlap.`,
 		Example: `  otcurate build --pool testdata/sample-pool.parquet -o out/tasks.parquet --run-dir out/run
@@ -164,6 +164,9 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	}
 	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats,
 		NearDupThreshold: o.nearDup, Decontam: filters.DecontamOptions{Against: o.against, N: o.ngram, Ratio: o.ratio, Limits: g.limits()}}
+	if shard.Enabled() {
+		fopts.NearDupSketchDir = o.runDir // merge finds near-duplicates across shards from them
+	}
 	if len(o.against) > 0 && !slices.Contains(names, filters.StageDecontam) {
 		return usageErr(fmt.Errorf("--against is given but the stage list (%s) has no decontam", strings.Join(names, ",")))
 	}
