@@ -27,17 +27,18 @@ const (
 	maxTestFile = 256 << 10
 )
 
-// instructionWords are the normalised words of a task's instruction.
-func instructionWords(b *bundle.Bundle) []string {
+// instructionWords are the hashes of the normalised words of a task's
+// instruction (similarity.WordHashesOf).
+func instructionWords(b *bundle.Bundle) []uint64 {
 	data, _ := b.Data("instruction.md")
-	return capWords(similarity.Words(data))
+	return capWords(similarity.WordHashesOf(data))
 }
 
-// testWords are the normalised words of the text files under tests/, in
-// name order (binary files, files over maxTestFile and files whose content
-// was not retained are left out).
-func testWords(b *bundle.Bundle) []string {
-	var out []string
+// testWords are the hashes of the normalised words of the text files under
+// tests/, in name order (binary files, files over maxTestFile and files
+// whose content was not retained are left out).
+func testWords(b *bundle.Bundle) []uint64 {
+	var out []uint64
 	for _, name := range b.Names {
 		if !strings.HasPrefix(name, "tests/") {
 			continue
@@ -46,7 +47,7 @@ func testWords(b *bundle.Bundle) []string {
 		if !ok || len(data) > maxTestFile || bytes.IndexByte(data[:min(len(data), 8<<10)], 0) >= 0 {
 			continue
 		}
-		out = append(out, similarity.Words(data)...)
+		out = append(out, similarity.WordHashesOf(data)...)
 		if len(out) >= maxSectionWords {
 			break
 		}
@@ -54,7 +55,7 @@ func testWords(b *bundle.Bundle) []string {
 	return capWords(out)
 }
 
-func capWords(w []string) []string {
+func capWords(w []uint64) []uint64 {
 	if len(w) > maxSectionWords {
 		return w[:maxSectionWords]
 	}

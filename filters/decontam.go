@@ -124,7 +124,7 @@ func (d *Decontam) load(spec string, lim bundle.Limits) error {
 			return fmt.Errorf("%s (%s): no readable instruction.md", rec.Origin(), rec.Path)
 		}
 		id := int32(len(d.bench))
-		hs := similarity.WordHashes(similarity.Words(data))
+		hs := similarity.WordHashesOf(data)
 		d.bench = append(d.bench, benchTask{name: spec + ":" + rec.Path, hashes: hs})
 		for i := 0; i+d.N <= len(hs); i++ {
 			if _, ok := d.grams[similarity.NGramHash(hs, i, d.N)]; !ok {
@@ -149,8 +149,7 @@ func (d *Decontam) Process(ctx context.Context, it *pipeline.Item) pipeline.Outc
 	if it.Bundle == nil {
 		return pipeline.ErrorOutcome("decontam_no_bundle", "decontam ran without the decoded bundle")
 	}
-	words := instructionWords(it.Bundle)
-	hs := similarity.WordHashes(words)
+	hs := instructionWords(it.Bundle)
 	for i := 0; i+d.N <= len(hs); i++ {
 		id, ok := d.grams[similarity.NGramHash(hs, i, d.N)]
 		if !ok {
@@ -164,6 +163,8 @@ func (d *Decontam) Process(ctx context.Context, it *pipeline.Item) pipeline.Outc
 			}
 			end++
 		}
+		data, _ := it.Bundle.Data("instruction.md")
+		words := similarity.Words(data) // the same words hs hashes
 		return pipeline.DropOutcome(ReasonContaminated, fmt.Sprintf("%d-gram overlap with benchmark task %s: %q",
 			d.N, d.bench[id].name, strings.Join(words[i:end], " ")))
 	}

@@ -84,8 +84,8 @@ func (*NearDup) Name() string { return StageNearDup }
 
 // ObserveContent implements ContentObserver.
 func (n *NearDup) ObserveContent(t *pipeline.Task, b *bundle.Bundle) {
-	instr := similarity.Shingles(instructionWords(b), nearDupShingle)
-	tests := similarity.Shingles(testWords(b), nearDupShingle)
+	instr := similarity.ShinglesOf(instructionWords(b), nearDupShingle)
+	tests := similarity.ShinglesOf(testWords(b), nearDupShingle)
 	sig := make([]uint16, 0, sigWidth)
 	sig = append(sig, similarity.Sign(instr, sigInstr, 1)...)
 	sig = append(sig, similarity.Sign(tests, sigTests, 2)...)

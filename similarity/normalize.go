@@ -12,11 +12,32 @@ import (
 // ("timeout 30" vs "timeout 45", "file2" vs "file7") compare equal.
 func Words(text []byte) []string {
 	var out []string
+	eachWord(text, func(w []byte) { out = append(out, string(w)) })
+	return out
+}
+
+// WordHashesOf is WordHashes(Words(text)) without making the words.
+func WordHashesOf(text []byte) []uint64 {
+	out := make([]uint64, 0, len(text)/6)
+	eachWord(text, func(w []byte) {
+		h := uint64(14695981039346656037)
+		for _, c := range w {
+			h ^= uint64(c)
+			h *= 1099511628211
+		}
+		out = append(out, h)
+	})
+	return out
+}
+
+// eachWord calls fn with each normalised word of text (see Words); the
+// slice is reused after fn returns.
+func eachWord(text []byte, fn func([]byte)) {
 	buf := make([]byte, 0, 32)
 	inDigits := false
 	flush := func() {
 		if len(buf) > 0 {
-			out = append(out, string(buf))
+			fn(buf)
 			buf = buf[:0]
 		}
 		inDigits = false
@@ -44,5 +65,4 @@ func Words(text []byte) []string {
 		}
 	}
 	flush()
-	return out
 }

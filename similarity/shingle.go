@@ -48,10 +48,14 @@ func NGramHash(hashes []uint64, i, n int) uint64 {
 // about 1 in 4e9 per pair: negligible for a Jaccard estimate). A text of
 // fewer than k words (but at least one) is one shingle; no words, none.
 func Shingles(words []string, k int) []uint32 {
-	if len(words) == 0 {
+	return ShinglesOf(WordHashes(words), k)
+}
+
+// ShinglesOf is Shingles over word hashes (WordHashes, WordHashesOf).
+func ShinglesOf(hs []uint64, k int) []uint32 {
+	if len(hs) == 0 {
 		return nil
 	}
-	hs := WordHashes(words)
 	n := min(k, len(hs))
 	out := make([]uint32, 0, len(hs)-n+1)
 	for i := 0; i+n <= len(hs); i++ {

@@ -20,6 +20,11 @@ func TestWords(t *testing.T) {
 			t.Errorf("Words(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+	// WordHashesOf hashes the words Words makes.
+	text := []byte("Größe 12x, foo_bar\n3.5")
+	if a, b := WordHashesOf(text), WordHashes(Words(text)); !slices.Equal(a, b) {
+		t.Errorf("WordHashesOf %v, WordHashes(Words) %v", a, b)
+	}
 	// Re-wrapping and changed numbers give the same words.
 	a := Words([]byte("Keep the 10 largest\nfiles in /data."))
 	b := Words([]byte("Keep the 25 largest files\n  in /data ."))
