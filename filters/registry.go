@@ -137,7 +137,7 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 				v.Observers = append(v.Observers, o)
 			}
 		}
-		v.OwnReadsOnly = len(v.Observers) == 0 && (len(out) == 1 || !isItemStage(out[1]))
+		v.OwnReadsOnly = len(out) == 1 || !isItemStage(out[1])
 		out[0] = v
 	}
 	return out, nil

@@ -40,19 +40,20 @@ func main() {
 	rounds := flag.Int("rounds", 3, "timed rounds per contender (median reported)")
 	bin := flag.String("bin", "bin/otcurate", "otcurate binary")
 	base := flag.String("base", "", "gen-pool parquet to pad (default: gen-pool -n 5000 --rates none)")
+	reuse := flag.Bool("reuse", false, "use WORK/pool.parquet and WORK/benchmark.parquet as they are (made by an earlier -pad-only run)")
 	work := flag.String("work", "", "work directory (default: a temporary one, removed)")
 	padOnly := flag.Bool("pad-only", false, "write WORK/pool.parquet and WORK/benchmark.parquet, then stop (for /usr/bin/time -v runs)")
 	flag.Parse()
 	if *padOnly {
 		rounds = new(int)
 	}
-	if err := run(*bin, *base, *work, *n, *rounds); err != nil {
+	if err := run(*bin, *base, *work, *n, *rounds, *reuse); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, base, work string, n, rounds int) error {
+func run(bin, base, work string, n, rounds int, reuse bool) error {
 	if work == "" {
 		w, err := os.MkdirTemp("", "otcurate-neardup-bench-")
 		if err != nil {
@@ -62,19 +63,21 @@ func run(bin, base, work string, n, rounds int) error {
 		work = w
 	}
 	bin, _ = filepath.Abs(bin)
-	if base == "" {
+	if base == "" && !reuse {
 		base = filepath.Join(work, "base.parquet")
 		if err := sh(bin, "gen-pool", "-n", "5000", "--seed", "7", "--rates", "none", "-o", base, "--log-level", "warn"); err != nil {
 			return err
 		}
 	}
 	poolFile, benchFile := filepath.Join(work, "pool.parquet"), filepath.Join(work, "benchmark.parquet")
-	st, err := pad(base, poolFile, benchFile, n)
-	if err != nil {
+	if reuse {
+		fmt.Printf("pool: %s (reused)\n", poolFile)
+	} else if st, err := pad(base, poolFile, benchFile, n); err != nil {
 		return err
+	} else {
+		fmt.Printf("pool: %d tasks, mean %.1f KB compressed, %.1f KB inflated (p50 %.1f, p99 %.1f KB inflated, max %.0f KB)\n",
+			n, st.meanGz/1024, st.meanRaw/1024, st.p50/1024, st.p99/1024, st.max/1024)
 	}
-	fmt.Printf("pool: %d tasks, mean %.1f KB compressed, %.1f KB inflated (p50 %.1f, p99 %.1f KB inflated, max %.0f KB)\n",
-		n, st.meanGz/1024, st.meanRaw/1024, st.p50/1024, st.p99/1024, st.max/1024)
 	if rounds == 0 {
 		return nil
 	}
@@ -88,6 +91,7 @@ func run(bin, base, work string, n, rounds int) error {
 		{"+near_dup+decontam", []string{"--stages", "validate,dedup,near_dup,decontam,lint,select", "--against", benchFile}},
 	}
 	walls := make([][]time.Duration, len(contenders))
+	cpus := make([][]time.Duration, len(contenders))
 	rss := make([]int64, len(contenders))
 	for r := 0; r < rounds; r++ {
 		for i, c := range contenders {
@@ -95,19 +99,23 @@ func run(bin, base, work string, n, rounds int) error {
 			_ = os.RemoveAll(out)
 			argv := append([]string{bin, "build", "--pool", poolFile, "-o", filepath.Join(out, "tasks.parquet"),
 				"--run-dir", filepath.Join(out, "run"), "--log-level", "warn", "--no-progress"}, c.args...)
-			d, m, err := timed(argv...)
+			d, cpu, m, err := timed(argv...)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 			walls[i] = append(walls[i], d)
+			cpus[i] = append(cpus[i], cpu)
 			rss[i] = max(rss[i], m)
-			fmt.Printf("round %d %-20s %6.2f s  %4d MB\n", r+1, c.name, d.Seconds(), m>>20)
+			fmt.Printf("round %d %-20s %6.2f s wall %6.2f s CPU  %4d MB\n", r+1, c.name, d.Seconds(), cpu.Seconds(), m>>20)
 		}
 	}
-	m0 := median(walls[0])
+	// CPU time is reported beside wall time: on a shared machine it is
+	// the steadier of the two.
+	m0, c0 := median(walls[0]), median(cpus[0])
 	for i, c := range contenders {
-		m := median(walls[i])
-		fmt.Printf("%-20s median %6.2f s  ×%.2f of static  peak RSS %d MB\n", c.name, m.Seconds(), m.Seconds()/m0.Seconds(), rss[i]>>20)
+		m, cpu := median(walls[i]), median(cpus[i])
+		fmt.Printf("%-20s median %6.2f s wall (×%.2f of static), %6.2f s CPU (×%.2f)  peak RSS %d MB\n",
+			c.name, m.Seconds(), m.Seconds()/m0.Seconds(), cpu.Seconds(), cpu.Seconds()/c0.Seconds(), rss[i]>>20)
 	}
 	return nil
 }
@@ -238,18 +246,20 @@ func sh(argv ...string) error {
 	return cmd.Run()
 }
 
-// timed runs a command and returns its wall time and peak RSS.
-func timed(argv ...string) (time.Duration, int64, error) {
+// timed runs a command and returns its wall time, CPU time (user and
+// system) and peak RSS.
+func timed(argv ...string) (time.Duration, time.Duration, int64, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errb
 	t0 := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("%v: %s", err, errb.String())
+		return 0, 0, 0, fmt.Errorf("%v: %s", err, errb.String())
 	}
 	d := time.Since(t0)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return d, ru.Maxrss * 1024, nil
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d, cpu, ru.Maxrss * 1024, nil
 }
 
 func median(ds []time.Duration) time.Duration {
