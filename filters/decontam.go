@@ -39,6 +39,13 @@ const (
 	commonGram = 64
 	// maxSpanWords caps the overlapping span quoted as evidence.
 	maxSpanWords = 40
+	// boilerplateShare and boilerplateMin: an n-gram held by more than
+	// this share (and this count) of the benchmark's tasks is its
+	// boilerplate (a prompt template such as SWE-bench's "I've uploaded a
+	// python code repository..."), which a training pool of the same
+	// source shares without holding any benchmark task.
+	boilerplateShare = 0.05
+	boilerplateMin   = 5
 )
 
 // DecontamOptions configure the decontam stage.
@@ -57,14 +64,18 @@ type DecontamOptions struct {
 }
 
 // Decontam drops tasks whose instruction overlaps a benchmark task's: a
-// shared n-gram of normalised words (see similarity.Words), or an Indel
-// ratio (fuzz.ratio's measure, on normalised words) ≥ Ratio. The evidence
+// shared n-gram of normalised words (see similarity.Words) that is not the
+// benchmark's boilerplate (held by more than 5% of its tasks, and more
+// than 5), or an Indel ratio (fuzz.ratio's measure, on normalised words)
+// ≥ Ratio. The evidence
 // names the benchmark task and quotes the overlapping span.
 type Decontam struct {
 	N     int
 	Ratio float64
 	bench []benchTask
-	grams map[uint64]int32   // n-gram → the first benchmark task holding it
+	grams map[uint64]int32   // n-gram → the first benchmark task holding it, or -1: boilerplate
+	df    map[uint64]int32   // n-gram → benchmark tasks holding it (while loading)
+	last  map[uint64]int32   // n-gram → the last benchmark task counted, plus 1 (while loading)
 	fuzzy map[uint64][]int32 // 4-gram → the benchmark tasks holding it
 }
 
@@ -80,7 +91,7 @@ func NewDecontam(o DecontamOptions) (*Decontam, error) {
 	if len(o.Against) == 0 {
 		return nil, errors.New("stage decontam needs at least one benchmark pool (--against POOL_OR_DIR)")
 	}
-	d := &Decontam{N: o.N, Ratio: o.Ratio, grams: map[uint64]int32{}, fuzzy: map[uint64][]int32{}}
+	d := &Decontam{N: o.N, Ratio: o.Ratio, grams: map[uint64]int32{}, df: map[uint64]int32{}, last: map[uint64]int32{}, fuzzy: map[uint64][]int32{}}
 	if d.N == 0 {
 		d.N = DefaultDecontamN
 	}
@@ -102,6 +113,13 @@ func NewDecontam(o DecontamOptions) (*Decontam, error) {
 	if len(d.bench) == 0 {
 		return nil, fmt.Errorf("decontam: the benchmark pools %s hold no task", strings.Join(o.Against, ", "))
 	}
+	common := max(boilerplateMin, int32(boilerplateShare*float64(len(d.bench))))
+	for g, n := range d.df {
+		if n > common {
+			d.grams[g] = -1
+		}
+	}
+	d.df, d.last = nil, nil
 	return d, nil
 }
 
@@ -127,8 +145,13 @@ func (d *Decontam) load(spec string, lim bundle.Limits) error {
 		hs := similarity.WordHashesOf(data)
 		d.bench = append(d.bench, benchTask{name: spec + ":" + rec.Path, hashes: hs})
 		for i := 0; i+d.N <= len(hs); i++ {
-			if _, ok := d.grams[similarity.NGramHash(hs, i, d.N)]; !ok {
-				d.grams[similarity.NGramHash(hs, i, d.N)] = id
+			g := similarity.NGramHash(hs, i, d.N)
+			if _, ok := d.grams[g]; !ok {
+				d.grams[g] = id
+			}
+			if d.last[g] != id+1 { // once per benchmark task
+				d.last[g] = id + 1
+				d.df[g]++
 			}
 		}
 		for i := 0; i+fuzzyGram <= len(hs); i++ {
@@ -152,7 +175,7 @@ func (d *Decontam) Process(ctx context.Context, it *pipeline.Item) pipeline.Outc
 	hs := instructionWords(it.Bundle)
 	for i := 0; i+d.N <= len(hs); i++ {
 		id, ok := d.grams[similarity.NGramHash(hs, i, d.N)]
-		if !ok {
+		if !ok || id < 0 {
 			continue
 		}
 		// Extend the span while the next n-grams are the same task's.

@@ -2,6 +2,7 @@ package filters_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,6 +245,26 @@ func TestDecontam(t *testing.T) {
 	}
 	if d := got["c-same-family"]; d.Verdict != pipeline.Keep || d.Reason != filters.ReasonClean {
 		t.Errorf("same family, other instruction: %s %s %s", d.Stage, d.Reason, d.Detail)
+	}
+
+	// A benchmark whose tasks share a prompt template: a task of the same
+	// template and other content is clean; a copy of one task is not.
+	preamble := "You are working in a repository checked out at /testbed. Consider the following issue description and fix it:\n"
+	tpl := map[string]map[string]string{}
+	for i := 0; i < 8; i++ {
+		tpl[fmt.Sprintf("bench/t%d", i)] = logTask(preamble+strings.Repeat(fmt.Sprintf("issue%c detail%c ", 'a'+i, 'a'+i), 40), logTests)
+	}
+	tplBench := writeTaskDirs(t, tpl)
+	root = writeTaskDirs(t, map[string]map[string]string{
+		"a-same-template": logTask(preamble+"The parser drops the last line of a file that lacks a trailing newline.", logTests),
+		"b-copy-of-t3":    logTask(preamble+strings.Repeat("issued detaild ", 40), logTests),
+	})
+	got = runStages(t, root, []string{"validate", "decontam"}, filters.Options{Decontam: filters.DecontamOptions{Against: []string{tplBench}}})
+	if d := got["a-same-template"]; d.Verdict != pipeline.Keep {
+		t.Errorf("benchmark boilerplate counted as contamination: %s %s", d.Reason, d.Detail)
+	}
+	if d := got["b-copy-of-t3"]; d.Reason != filters.ReasonContaminated || !strings.Contains(d.Detail, "bench/t3") {
+		t.Errorf("copy of a templated benchmark task: %s %s", d.Reason, d.Detail)
 	}
 
 	for _, c := range []struct {
