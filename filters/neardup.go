@@ -28,21 +28,22 @@ const (
 // (5-gram), so 0.5 sits in the gap with room on both sides.
 const DefaultNearDupThreshold = 0.5
 
-// The near_dup sketch: 4-word shingles; 128 MinHash bins on the
-// instruction, banded 32×4 for LSH (a pair at Jaccard 0.5 becomes a
-// candidate with probability 0.87, at 0.6 0.988, at 0.7 0.9997; at 0.2
-// 0.05), and 32 bins on the tests to screen candidates before the exact
-// check.
+// The near_dup sketch: 4-word shingles; 64 MinHash bins on the
+// instruction, 63 of them banded 21×3 for LSH (a pair at Jaccard 0.5
+// becomes a candidate with probability 0.94, at 0.6 0.99, at 0.7 0.9994;
+// at 0.2 0.16, at 0.05 0.003), and 32 bins on the tests to screen
+// candidates before the exact check: 192 bytes a task, so 100K tasks'
+// signatures and band tables take about 35 MB.
 const (
 	nearDupShingle = 4
-	sigInstr       = 128
-	lshBands       = 32
-	lshRows        = sigInstr / lshBands
+	sigInstr       = 64
+	lshBands       = 21
+	lshRows        = 3
 	sigTests       = 32
 	sigWidth       = sigInstr + sigTests
 	// screenSlack: a candidate whose estimated similarity is this far
 	// below the threshold is not checked exactly (the estimate's standard
-	// error is at most 0.05 with 128 bins, 0.09 with 32).
+	// error is at most 0.07 with 64 bins, 0.09 with 32).
 	screenSlack = 0.25
 	// maxBucketScan caps the earlier tasks examined per band for one task,
 	// so a pool of thousands of templated instructions stays linear.
@@ -57,7 +58,7 @@ const (
 // on a 20-line pytest file), while shared harnesses make even unrelated
 // tests 0.2–0.7 alike: the tests only keep apart templated instructions
 // over clearly different tests. It reads content during validate's pass (see
-// ContentObserver): a MinHash signature per task stays in memory (320
+// ContentObserver): a MinHash signature per task stays in memory (192
 // bytes) and the shingle sets go to an unlinked temporary file, read back
 // only to verify LSH candidates, so LSH false positives never drop.
 type NearDup struct {
@@ -111,7 +112,7 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 	// LSH by sorting: per band, the (key, task) pairs sorted; the tasks
 	// sharing a key with task j and coming before it in pool order are
 	// the entries just before j's.
-	// 32-bit keys: 8 bytes an entry (26 MB for 100K tasks); two band
+	// 32-bit keys: 8 bytes an entry (17 MB for 100K tasks); two band
 	// values colliding on 32 bits only add a candidate the screen drops.
 	type entry struct {
 		key uint32
