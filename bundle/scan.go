@@ -23,6 +23,16 @@ type RetainLimits struct {
 	// Only, when non-nil, names the members to retain; the others are
 	// hashed as they stream by and listed in Truncated.
 	Only []string
+	// Match, when non-nil, is asked instead of Only which members to
+	// retain.
+	Match func(name string) bool
+}
+
+func (k RetainLimits) wants(name string) bool {
+	if k.Match != nil {
+		return k.Match(name)
+	}
+	return k.Only == nil || slices.Contains(k.Only, name)
 }
 
 // DefaultRetain keeps the text files the validators and linters read.
@@ -115,7 +125,7 @@ func scan(blob []byte, lim Limits, keep RetainLimits, whole bool) (*Bundle, erro
 		switch m.Kind {
 		case KindFile:
 			h.Reset()
-			if m.Size <= keep.MaxFile && retained+m.Size <= keep.MaxTotal && (keep.Only == nil || slices.Contains(keep.Only, m.Name)) {
+			if m.Size <= keep.MaxFile && retained+m.Size <= keep.MaxTotal && keep.wants(m.Name) {
 				data := make([]byte, m.Size)
 				if _, err := io.ReadFull(content, data); err != nil {
 					return err

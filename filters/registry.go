@@ -45,6 +45,13 @@ type Options struct {
 	// without an oracle (its Runner and Labels are filled from the fields
 	// above).
 	Prover *PolicyProver
+	// NearDupThreshold is near_dup's Jaccard threshold (0 = default).
+	NearDupThreshold float64
+	// NearDupSketchDir, when set (a sharded run's run directory), receives
+	// near_dup's sketches of the tasks it keeps, for the merge.
+	NearDupSketchDir string
+	// Decontam configures the decontam stage (its benchmark pools).
+	Decontam DecontamOptions
 }
 
 // DefaultStageList is `otcurate build`'s stage list: the table's default
@@ -137,6 +144,11 @@ func Build(names []string, opts Options) ([]pipeline.Stage, error) {
 		return out, nil
 	}
 	if v, ok := out[0].(Validate); ok {
+		for _, st := range out[1:] {
+			if o, ok := st.(ContentObserver); ok {
+				v.Observers = append(v.Observers, o)
+			}
+		}
 		v.OwnReadsOnly = len(out) == 1 || !isItemStage(out[1])
 		out[0] = v
 	}

@@ -2,6 +2,7 @@ package filters
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/otcurate/otcurate/pipeline"
@@ -13,6 +14,10 @@ import (
 const (
 	StageValidate = "validate"
 	StageDedup    = "dedup"
+	// StageNearDup follows dedup: near-identical instruction and tests.
+	StageNearDup = "near_dup"
+	// StageDecontam drops tasks that overlap a benchmark (--against).
+	StageDecontam = "decontam"
 	StageLint     = "lint"
 	StageEnv      = "env"
 	StageFlaky    = "flaky"
@@ -52,6 +57,9 @@ type StageSpec struct {
 	// WithPolicy: the stage joins the default list when a policy is
 	// configured.
 	WithPolicy bool
+	// WithAgainst: the stage joins the default list when benchmark pools
+	// are given (--against).
+	WithAgainst bool
 	// WholePool: the stage must see the survivors of the whole pool, so a
 	// sharded run defers it to `otcurate merge`.
 	WholePool bool
@@ -77,6 +85,20 @@ func Stages() []StageSpec {
 			Reads: "content hashes set by validate",
 			Help:  "drop tasks whose content equals an earlier task's",
 			New:   func(Options) (pipeline.Stage, error) { return Dedup{}, nil }},
+		{Name: StageNearDup, Set: true, Default: true,
+			Reads: "MinHash signatures of the instruction and tests/ text, taken during validate's pass",
+			Help:  "drop tasks whose instruction and tests are both near-identical to an earlier task's (--near-dup-threshold)",
+			New: func(o Options) (pipeline.Stage, error) {
+				nd, err := NewNearDup(o.NearDupThreshold)
+				if err == nil && o.NearDupSketchDir != "" {
+					nd.SketchFile = filepath.Join(o.NearDupSketchDir, NearDupSketchFile)
+				}
+				return nd, err
+			}},
+		{Name: StageDecontam, WithAgainst: true,
+			Reads: "the instruction, against the benchmark pools of --against",
+			Help:  "drop tasks whose instruction shares an n-gram with, or is a fuzzy match of, a benchmark task (--against)",
+			New:   func(o Options) (pipeline.Stage, error) { return NewDecontam(o.Decontam) }},
 		{Name: StageLint, Default: true,
 			Reads: "the decoded bundle's files",
 			Help:  "static checks of the files (tests or solution in the image, verifier without reward, ...)",

@@ -28,6 +28,9 @@ func TestStageTableAgreesWithStages(t *testing.T) {
 		if s.WithPolicy && err != nil && strings.Contains(err.Error(), "needs a policy") {
 			continue // difficulty: no policy configured
 		}
+		if s.WithAgainst && err != nil && strings.Contains(err.Error(), "--against") {
+			continue // decontam: no benchmark given
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}
@@ -57,7 +60,7 @@ func TestStageTableAgreesWithStages(t *testing.T) {
 		t.Errorf("%d intake stages, want 1", intakes)
 	}
 	// The constants are the table's names, in its order.
-	want := []string{filters.StageValidate, filters.StageDedup, filters.StageLint, filters.StageEnv, filters.StageFlaky,
+	want := []string{filters.StageValidate, filters.StageDedup, filters.StageNearDup, filters.StageDecontam, filters.StageLint, filters.StageEnv, filters.StageFlaky,
 		filters.StageVerifierTime, filters.StageCheat, filters.StageDifficulty, filters.StageSelect}
 	if got := filters.StageNames(); !slices.Equal(got, want) {
 		t.Errorf("table %v, constants %v", got, want)
@@ -76,9 +79,12 @@ func TestStageLists(t *testing.T) {
 		got  []string
 		want string
 	}{
-		{"default", filters.DefaultStageList(false), "validate,dedup,lint,env,flaky,cheat,select"},
-		{"default with a policy", filters.DefaultStageList(true), "validate,dedup,lint,env,flaky,cheat,difficulty,select"},
-		{"static", filters.StaticStages(), "validate,dedup,lint,select"},
+		{"default", filters.DefaultStageList(false), "validate,dedup,near_dup,lint,env,flaky,cheat,select"},
+		{"default with a policy", filters.DefaultStageList(true), "validate,dedup,near_dup,lint,env,flaky,cheat,difficulty,select"},
+		{"static", filters.StaticStages(), "validate,dedup,near_dup,lint,select"},
+		{"with --against", filters.AddAgainstStages(filters.StaticStages()), "validate,dedup,near_dup,decontam,lint,select"},
+		{"with --against, no near_dup", filters.AddAgainstStages([]string{"validate", "dedup", "lint"}), "validate,dedup,decontam,lint"},
+		{"with --against, validate only", filters.AddAgainstStages([]string{"validate"}), "validate,decontam"},
 		{"sandbox", filters.SandboxStages(filters.StageNames()), "env,flaky,cheat,difficulty"},
 		{"whole pool", filters.WholePoolStages(filters.StageNames()), "select"},
 	} {
@@ -126,7 +132,7 @@ func TestParseAndBuildStages(t *testing.T) {
 		}
 	}
 	_, err := filters.Build([]string{"validate", "nonsense"}, filters.Options{})
-	if want := `unknown stage "nonsense" (stages: validate, dedup, lint, env, flaky, verifier_time, cheat, difficulty, select)`; err == nil || err.Error() != want {
+	if want := `unknown stage "nonsense" (stages: validate, dedup, near_dup, decontam, lint, env, flaky, verifier_time, cheat, difficulty, select)`; err == nil || err.Error() != want {
 		t.Errorf("unknown stage: %v, want %s", err, want)
 	}
 	_, err = filters.Build([]string{"validate", "flaky"}, filters.Options{})

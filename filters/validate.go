@@ -27,14 +27,22 @@ type Validate struct {
 	// StratifyBy names a task.toml [metadata] key (e.g. "category"); its
 	// value becomes the task's stratum for a stratified select.
 	StratifyBy string
-	// OwnReadsOnly keeps in memory only the files validate itself reads
-	// (the rest are hashed as they stream by): for when no later stage of
-	// the pass sees the decoded bundle. Build sets it.
+	// OwnReadsOnly keeps in memory only the files validate itself and its
+	// Observers read (the rest are hashed as they stream by): for when no
+	// later stage of the pass sees the decoded bundle. Build sets it.
 	OwnReadsOnly bool
+	// Observers read each valid task's decoded bundle (near_dup's
+	// sketches). Build sets them.
+	Observers []ContentObserver
 }
 
 // validateReads are the members bundle.Validate reads the content of.
 var validateReads = []string{"instruction.md", "task.toml"}
+
+// observedReads are those and the files the content observers read.
+func observedReads(name string) bool {
+	return name == "instruction.md" || name == "task.toml" || strings.HasPrefix(name, "tests/")
+}
 
 // Name implements pipeline.Stage.
 func (Validate) Name() string { return StageValidate }
@@ -42,7 +50,10 @@ func (Validate) Name() string { return StageValidate }
 // Process implements pipeline.ItemStage.
 func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 	keep := bundle.DefaultRetain()
-	if v.OwnReadsOnly {
+	switch {
+	case v.OwnReadsOnly && len(v.Observers) > 0:
+		keep.Match = observedReads
+	case v.OwnReadsOnly:
 		keep.Only = validateReads
 	}
 	b, err := bundle.Scan(it.Record.Blob, v.Limits, keep)
@@ -56,6 +67,9 @@ func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outco
 		return defectOutcome(err)
 	}
 	it.Bundle, it.Info = b, info
+	for _, o := range v.Observers {
+		o.ObserveContent(it.Task, b)
+	}
 	it.Task.EnvKind = info.EnvKind
 	it.Task.HasSolution = info.HasSolution
 	if v.StratifyBy != "" {

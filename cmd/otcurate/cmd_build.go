@@ -45,6 +45,10 @@ type buildOptions struct {
 	exhaustive bool
 
 	proveAttempts, proveReverify, proveReplays int
+	nearDup                                    float64
+	against                                    []string
+	ngram                                      int
+	ratio                                      float64
 }
 
 func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
@@ -73,6 +77,10 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.proveReverify, "prove-reverify", filters.DefaultProveReverify, "flaky stage prover: verifier re-runs on the passing attempt's state (any disagreement: flaky_verifier)")
 	f.IntVar(&o.proveReplays, "prove-replays", filters.DefaultProveReplays, "flaky stage prover: replays of the passing keystrokes into fresh sandboxes (a failing one: flaky_solution_or_environment)")
 	o.pol.addFlags(f, 1)
+	f.Float64Var(&o.nearDup, "near-dup-threshold", filters.DefaultNearDupThreshold, "near_dup: drop a task whose instruction reaches this Jaccard similarity (4-word shingles) with an earlier task's, and its tests half of it")
+	f.StringArrayVar(&o.against, "against", nil, "decontam: a benchmark pool (parquet or folder of task directories) to decontaminate against; repeatable; adds decontam to the default stages")
+	f.IntVar(&o.ngram, "decontam-ngram", filters.DefaultDecontamN, "decontam: drop a task whose instruction shares an n-gram of this many normalised words with a benchmark task's")
+	f.Float64Var(&o.ratio, "decontam-ratio", filters.DefaultDecontamRatio, "decontam: drop a task whose instruction's Indel ratio (fuzz.ratio, on normalised words) to a benchmark task's reaches this")
 	f.StringVar(&o.lint, "lint", "", "lint check actions, e.g. \"oversized_file=drop,no_solution=drop\" (each check: drop, warn or off)")
 }
 
@@ -129,7 +137,14 @@ verifier_uses_network (drop), instruction_reveals_tests (drop: every expected ou
 tests compare against is shown), instruction_shows_test_values (warn: most shown, some
 hidden), no_solution (warn: RL pools ship no solutions and the verifier gate has an
 oracle-free path; --lint no_solution=drop to drop), oversized_file (warn). Warnings keep the
-task and are listed in the decision's flags and the funnel's flagged_by_reason.`,
+task and are listed in the decision's flags and the funnel's flagged_by_reason.
+
+near_dup drops a task whose instruction (Jaccard ≥ --near-dup-threshold on 4-word
+shingles of normalised text: case, line breaks and numbers ignored) and tests/ text (≥ half
+of it) are near-identical to an earlier task's in pool order, naming it. A sharded run sees its
+shard only and saves its sketches; merge resolves pairs across shards (near_dup_shards). decontam (with --against POOL_OR_DIR, repeatable) drops tasks whose
+instruction shares a --decontam-ngram-word n-gram with a benchmark task's or reaches
+--decontam-ratio Indel similarity to it, quoting the overlap.`,
 		Example: `  otcurate build --pool testdata/sample-pool.parquet -o out/tasks.parquet --run-dir out/run
   otcurate build --pool data/ -o out/rl.parquet --run-dir out/run --target 5000 --seed 1`,
 		Args: cobra.NoArgs,
@@ -147,7 +162,11 @@ task and are listed in the decision's flags and the funnel's flagged_by_reason.`
 func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	list := o.stages
 	if !cmd.Flags().Changed("stages") {
-		list = strings.Join(filters.DefaultStageList(cmd.Flags().Changed("policy")), ",")
+		def := filters.DefaultStageList(cmd.Flags().Changed("policy"))
+		if len(o.against) > 0 {
+			def = filters.AddAgainstStages(def)
+		}
+		list = strings.Join(def, ",")
 	}
 	names, err := filters.ParseStages(list)
 	if err != nil {
@@ -171,7 +190,14 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats}
+	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats,
+		NearDupThreshold: o.nearDup, Decontam: filters.DecontamOptions{Against: o.against, N: o.ngram, Ratio: o.ratio, Limits: g.limits()}}
+	if shard.Enabled() {
+		fopts.NearDupSketchDir = o.runDir // merge finds near-duplicates across shards from them
+	}
+	if len(o.against) > 0 && !slices.Contains(names, filters.StageDecontam) {
+		return usageErr(fmt.Errorf("--against is given but the stage list (%s) has no decontam", strings.Join(names, ",")))
+	}
 	solutionKeys, err := o.gate.apply(&fopts, o.runDir)
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/otcurate/otcurate/filters"
@@ -19,8 +21,9 @@ func newMergeCmd(g *globals) *cobra.Command {
 		Short:   "Combine the runs of `build --shard I/N` into one run and dataset",
 		Long: `merge combines the run directories of every shard of one pool (each made by
 ` + "`otcurate build --shard I/N`" + `, N of them) into the run one machine would have made:
-decisions, ledger, manifest, summary and report, then runs the deferred select stage
-(--target, --seed, --stratify-by) over every shard's survivors and writes the dataset
+decisions, ledger, manifest, summary and report, then runs near_dup_shards (near-duplicates across shards, from the sketches each
+shard's near_dup saved) and the deferred select stage (--target, --seed, --stratify-by)
+over every shard's survivors and writes the dataset
 from the shards' outputs, in pool order. Shards are cut by content hash, so duplicates
 share a shard and dedup per shard equals dedup of the whole pool.`,
 		Example: `  for i in 0 1 2 3; do otcurate build --pool pool.parquet --shard $i/4 -o out/s$i.parquet --run-dir out/s$i; done
@@ -46,6 +49,11 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
 					return fmt.Errorf("merge: shard %w", err)
 				}
 				defer rl.Unlock()
+			}
+			// near_dup saw one shard at a time: near-copies in different
+			// shards are resolved here, before select.
+			if sum, err := rundir.ReadSummary(args[0]); err == nil && slices.Contains(sum.Stages, filters.StageNearDup) {
+				sets = append([]pipeline.SetStage{filters.NearDupShards{RunDirs: args}}, sets...)
 			}
 			lock, err := lockRunDir(cmd, g.logger, runDir)
 			if err != nil {

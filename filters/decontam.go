@@ -1,0 +1,291 @@
+package filters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/pipeline"
+	"github.com/otcurate/otcurate/pool"
+	"github.com/otcurate/otcurate/similarity"
+)
+
+// Reasons of the decontam stage.
+const (
+	ReasonClean        = "clean"
+	ReasonContaminated = "contaminated"
+)
+
+// Decontam defaults: the reference pipeline's 8-gram overlap and fuzzy
+// ratio ≥ 0.8 against held-out benchmark sets.
+const (
+	DefaultDecontamN     = 8
+	DefaultDecontamRatio = 0.8
+)
+
+const (
+	// fuzzyGram is the shingle that picks the benchmark tasks worth an
+	// Indel ratio: at ratio ≥ 0.8 with evenly spread edits, runs of four
+	// words survive.
+	fuzzyGram = 4
+	// fuzzyCandidates is how many benchmark tasks (most shared 4-grams
+	// first) get the exact ratio.
+	fuzzyCandidates = 3
+	// commonGram: a 4-gram in more benchmark tasks than this is boilerplate
+	// and picks no candidate.
+	commonGram = 64
+	// maxSpanWords caps the overlapping span quoted as evidence.
+	maxSpanWords = 40
+	// boilerplateShare and boilerplateMin: an n-gram held by more than
+	// this share (and this count) of the benchmark's tasks is its
+	// boilerplate (a prompt template such as SWE-bench's "I've uploaded a
+	// python code repository..."), which a training pool of the same
+	// source shares without holding any benchmark task.
+	boilerplateShare = 0.05
+	boilerplateMin   = 5
+)
+
+// DecontamOptions configure the decontam stage.
+type DecontamOptions struct {
+	// Against are the benchmark pools: parquet files (same format as a
+	// pool) or folders of task directories.
+	Against []string
+	// N is the n-gram size of the overlap check, in normalised words (0 =
+	// DefaultDecontamN).
+	N int
+	// Ratio is the fuzzy-match threshold on the instruction (0 =
+	// DefaultDecontamRatio).
+	Ratio float64
+	// Limits decode the benchmark bundles.
+	Limits bundle.Limits
+}
+
+// Decontam drops tasks whose instruction overlaps a benchmark task's: a
+// shared n-gram of normalised words (see similarity.Words) that is not the
+// benchmark's boilerplate (held by more than 5% of its tasks, and more
+// than 5), or an Indel ratio (fuzz.ratio's measure, on normalised words)
+// ≥ Ratio. The evidence
+// names the benchmark task and quotes the overlapping span.
+type Decontam struct {
+	N     int
+	Ratio float64
+	bench []benchTask
+	grams map[uint64]int32   // n-gram → the first benchmark task holding it, or -1: boilerplate
+	df    map[uint64]int32   // n-gram → benchmark tasks holding it (while loading)
+	last  map[uint64]int32   // n-gram → the last benchmark task counted, plus 1 (while loading)
+	fuzzy map[uint64][]int32 // 4-gram → the benchmark tasks holding it
+	// gramBits and fuzzyBits: one bit per hash bucket of the maps' keys,
+	// a 512 KB filter that stays in cache: most of a clean task's n-grams
+	// are turned away without a map lookup (a cache miss each; they were
+	// nearly all of decontam's time).
+	gramBits, fuzzyBits bitFilter
+}
+
+// bitFilter is a one-hash Bloom filter of 2^22 bits.
+type bitFilter []uint64
+
+func newBitFilter() bitFilter { return make(bitFilter, 1<<22/64) }
+
+func (f bitFilter) add(h uint64)      { b := h >> 42; f[b/64] |= 1 << (b % 64) }
+func (f bitFilter) has(h uint64) bool { b := h >> 42; return f[b/64]&(1<<(b%64)) != 0 }
+
+type benchTask struct {
+	name   string // pool: path
+	hashes []uint64
+}
+
+// NewDecontam loads the benchmark pools. A pool that cannot be opened or
+// read, or a benchmark row that is not a readable task, is an error: a
+// silently partial benchmark would pass contaminated tasks.
+func NewDecontam(o DecontamOptions) (*Decontam, error) {
+	if len(o.Against) == 0 {
+		return nil, errors.New("stage decontam needs at least one benchmark pool (--against POOL_OR_DIR)")
+	}
+	d := &Decontam{N: o.N, Ratio: o.Ratio, grams: map[uint64]int32{}, df: map[uint64]int32{}, last: map[uint64]int32{}, fuzzy: map[uint64][]int32{}}
+	if d.N == 0 {
+		d.N = DefaultDecontamN
+	}
+	if d.Ratio == 0 {
+		d.Ratio = DefaultDecontamRatio
+	}
+	if d.N < 2 || d.Ratio <= 0 || d.Ratio > 1 {
+		return nil, fmt.Errorf("decontam: n-gram size %d (want ≥ 2), ratio %g (want 0 < r ≤ 1)", d.N, d.Ratio)
+	}
+	lim := o.Limits
+	if lim == (bundle.Limits{}) {
+		lim = bundle.DefaultLimits()
+	}
+	for _, spec := range o.Against {
+		if err := d.load(spec, lim); err != nil {
+			return nil, fmt.Errorf("decontam: benchmark %s: %w", spec, err)
+		}
+	}
+	if len(d.bench) == 0 {
+		return nil, fmt.Errorf("decontam: the benchmark pools %s hold no task", strings.Join(o.Against, ", "))
+	}
+	common := max(boilerplateMin, int32(boilerplateShare*float64(len(d.bench))))
+	for g, n := range d.df {
+		if n > common {
+			d.grams[g] = -1
+		}
+	}
+	d.df, d.last = nil, nil
+	d.gramBits, d.fuzzyBits = newBitFilter(), newBitFilter()
+	for g, id := range d.grams {
+		if id >= 0 {
+			d.gramBits.add(g)
+		}
+	}
+	for g, p := range d.fuzzy {
+		if len(p) <= commonGram {
+			d.fuzzyBits.add(g)
+		}
+	}
+	return d, nil
+}
+
+func (d *Decontam) load(spec string, lim bundle.Limits) error {
+	src, err := pool.Open(spec)
+	if err != nil {
+		return err
+	}
+	keep := bundle.RetainLimits{MaxFile: 1 << 20, MaxTotal: 1 << 20, Only: []string{"instruction.md"}}
+	return src.Each(context.Background(), nil, func(rec pool.Record) error {
+		if rec.Err != nil {
+			return fmt.Errorf("%s: %w", rec.Origin(), rec.Err)
+		}
+		b, err := bundle.Scan(rec.Blob, lim, keep)
+		if err != nil {
+			return fmt.Errorf("%s (%s): %w", rec.Origin(), rec.Path, err)
+		}
+		data, ok := b.Data("instruction.md")
+		if !ok {
+			return fmt.Errorf("%s (%s): no readable instruction.md", rec.Origin(), rec.Path)
+		}
+		id := int32(len(d.bench))
+		hs := similarity.WordHashesOf(data)
+		d.bench = append(d.bench, benchTask{name: spec + ":" + rec.Path, hashes: hs})
+		for i := 0; i+d.N <= len(hs); i++ {
+			g := similarity.NGramHash(hs, i, d.N)
+			if _, ok := d.grams[g]; !ok {
+				d.grams[g] = id
+			}
+			if d.last[g] != id+1 { // once per benchmark task
+				d.last[g] = id + 1
+				d.df[g]++
+			}
+		}
+		for i := 0; i+fuzzyGram <= len(hs); i++ {
+			g := similarity.NGramHash(hs, i, fuzzyGram)
+			if p := d.fuzzy[g]; len(p) == 0 || p[len(p)-1] != id {
+				d.fuzzy[g] = append(p, id)
+			}
+		}
+		return nil
+	})
+}
+
+// Name implements pipeline.Stage.
+func (*Decontam) Name() string { return StageDecontam }
+
+// Process implements pipeline.ItemStage.
+func (d *Decontam) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
+	if it.Bundle == nil {
+		return pipeline.ErrorOutcome("decontam_no_bundle", "decontam ran without the decoded bundle")
+	}
+	hs := instructionWords(it.Bundle)
+	for i := 0; i+d.N <= len(hs); i++ {
+		g := similarity.NGramHash(hs, i, d.N)
+		if !d.gramBits.has(g) {
+			continue
+		}
+		id, ok := d.grams[g]
+		if !ok || id < 0 {
+			continue
+		}
+		// Extend the span while the next n-grams are the same task's.
+		end := i + d.N
+		for end < len(hs) && end-i < maxSpanWords {
+			if id2, ok := d.grams[similarity.NGramHash(hs, end+1-d.N, d.N)]; !ok || id2 != id {
+				break
+			}
+			end++
+		}
+		data, _ := it.Bundle.Data("instruction.md")
+		words := similarity.Words(data) // the same words hs hashes
+		return pipeline.DropOutcome(ReasonContaminated, fmt.Sprintf("%d-gram overlap with benchmark task %s: %q",
+			d.N, d.bench[id].name, strings.Join(words[i:end], " ")))
+	}
+	// Fuzzy: the benchmark tasks sharing the most 4-grams get the ratio.
+	counts := map[int32]int{}
+	for i := 0; i+fuzzyGram <= len(hs); i++ {
+		g := similarity.NGramHash(hs, i, fuzzyGram)
+		if !d.fuzzyBits.has(g) {
+			continue
+		}
+		if p := d.fuzzy[g]; len(p) <= commonGram {
+			for _, id := range p {
+				counts[id]++
+			}
+		}
+	}
+	type cand struct {
+		id int32
+		n  int
+	}
+	var cands []cand
+	for id, n := range counts {
+		if similarity.MaxIndelRatio(len(hs), len(d.bench[id].hashes)) >= d.Ratio {
+			cands = append(cands, cand{id, n})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].n != cands[j].n {
+			return cands[i].n > cands[j].n
+		}
+		return cands[i].id < cands[j].id
+	})
+	for _, c := range cands[:min(len(cands), fuzzyCandidates)] {
+		if err := ctx.Err(); err != nil {
+			return pipeline.ErrorOutcome("interrupted", err.Error())
+		}
+		if r := similarity.IndelRatio(hs, d.bench[c.id].hashes); r >= d.Ratio {
+			return pipeline.DropOutcome(ReasonContaminated, fmt.Sprintf(
+				"instruction is a fuzzy match of benchmark task %s: Indel ratio %.2f on normalised words (threshold %.2f); no %d-gram in common",
+				d.bench[c.id].name, r, d.Ratio, d.N))
+		}
+	}
+	return pipeline.KeepOutcome(ReasonClean, "")
+}
+
+// AddAgainstStages adds to a stage list the stages that join the default
+// list when benchmark pools are given (decontam), each right after
+// near_dup (or dedup, or the first stage) unless already listed.
+func AddAgainstStages(names []string) []string {
+	out := append([]string(nil), names...)
+	for _, s := range Stages() {
+		if !s.WithAgainst || containsName(out, s.Name) {
+			continue
+		}
+		at := 1
+		for i, n := range out {
+			if n == StageNearDup || n == StageDedup && at <= i {
+				at = i + 1
+			}
+		}
+		out = append(out[:at], append([]string{s.Name}, out[at:]...)...)
+	}
+	return out
+}
+
+func containsName(names []string, n string) bool {
+	for _, m := range names {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
