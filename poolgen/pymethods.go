@@ -286,9 +286,9 @@ func (p *pymPlan) build(res *kataResult) (*pymBuilt, error) {
 		p.nShards = 2 + p.r.IntN(3)
 		params["flake_prob"] = float64(int(1000/float64(p.nShards)+0.5)) / 1000
 	}
-	// The project's own tests: the instruction's examples, visible in /app.
-	nEx := min(len(tests), p.k.nExamples)
-	examples := tests[:nEx]
+	// The project's own tests: the instruction's examples (inputs the
+	// verifier's table does not hold), visible in /app.
+	examples := pymExamples(res, tests, p.k.nExamples)
 	projTest := "import pytest\n\n" + imp + "\n\n@pytest.fixture\ndef tools():\n    return " + cls + "()\n"
 	for i, t := range examples {
 		projTest += fmt.Sprintf("\n\ndef test_%s_example_%d(tools):\n    assert tools.%s(%s) == %s\n", fn, i+1, fn, t.args, t.out)
@@ -329,14 +329,42 @@ func (p *pymPlan) build(res *kataResult) (*pymBuilt, error) {
 		taskToml:    p.k.toml,
 		dockerfile:  dockerText,
 		env:         env,
-		tests:       map[string]string{"test_outputs.py": hidden, projTestName: projTest},
+		tests:       map[string]string{"test_outputs.py": hidden},
 	}
 	d.testSh = p.testScript(projTestName, params)
+	if strings.Contains(d.testSh, "/tests/"+projTestName) {
+		// The verifier runs the project's tests too: a byte-identical
+		// copy of them sits next to its own entry file, as in real pools.
+		d.tests[projTestName] = projTest
+	}
 	if p.defect != "" && p.mode != "" {
 		params["mode"] = p.mode
 	}
 	solveSh := "#!/bin/bash\n# Hidden reference (poolgen): the method implemented.\ncat > /app/" + modPath + " << 'PYEOF'\n" + refModule + "PYEOF\n"
 	return &pymBuilt{d: d, params: params, solution: []bundle.Entry{{Name: "solution/solve.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(solveSh)}}}, nil
+}
+
+// pymExamples picks n worked examples among the drawn inputs that are not
+// in the verifier's table (its first n cases when there are too few).
+func pymExamples(res *kataResult, tests []kcase, n int) []kcase {
+	in := map[string]bool{}
+	for _, t := range tests {
+		in[t.args] = true
+	}
+	var out []kcase
+	for i, a := range res.Args {
+		if len(out) == n {
+			break
+		}
+		if !in[a] {
+			in[a] = true
+			out = append(out, kcase{a, res.Out[i]})
+		}
+	}
+	if len(out) < n {
+		return tests[:min(n, len(tests))]
+	}
+	return out
 }
 
 // flakeShapes are (table size, failing cases, sample size) with the
