@@ -167,7 +167,7 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 		if len(sub) == 0 {
 			continue
 		}
-		acc := score(sub, final)
+		acc := score(sub, final, flakyKeeps(decs))
 		acc.print()
 		printCost(sub, decs, ours)
 	}
@@ -340,7 +340,26 @@ func (a *accuracy) ok(kind, reason string, lab poolgen.Label) bool {
 	return reason == lab.ExpectedReason
 }
 
-func score(labels []poolgen.Label, final map[string]pipeline.Decision) *accuracy {
+// keptRight lists defect kinds whose right verdict is a keep at the flaky
+// stage with the given reason: an oracle-family task generated without its
+// solution/ is, since lint only warns about no_solution by default, a
+// solution-less task like any other, judged by the oracle-free gate and
+// kept as verifier_unproven (lint still drops it when asked: --lint
+// no_solution=drop).
+var keptRight = map[string]string{poolgen.DefectNoSolution: keepUnproven}
+
+// flakyKeeps maps each task kept by the flaky stage to its keep reason.
+func flakyKeeps(decs []pipeline.Decision) map[string]string {
+	out := map[string]string{}
+	for _, d := range decs {
+		if d.Stage == flakyStageName && d.Verdict == pipeline.Keep {
+			out[d.Path] = d.Reason
+		}
+	}
+	return out
+}
+
+func score(labels []poolgen.Label, final map[string]pipeline.Decision, kept map[string]string) *accuracy {
 	a := &accuracy{kinds: map[string]*kindStats{}, byReason: map[string][2]int{}, reasonKind: map[string]map[string]int{}, expectedOf: map[string]string{}}
 	for _, l := range labels {
 		if l.Defect != "" && l.ExpectedReason != "" {
@@ -361,6 +380,11 @@ func score(labels []poolgen.Label, final map[string]pipeline.Decision) *accuracy
 			continue
 		}
 		switch d.Verdict {
+		case pipeline.Keep:
+			if want, has := keptRight[l.Defect]; has && kept[l.Path] == want {
+				ks.right++
+				ks.seen["kept:"+want]++
+			}
 		case pipeline.Error:
 			ks.undecided++
 			a.undecided++
@@ -443,7 +467,7 @@ func (a *accuracy) print() {
 	for _, g := range a.goodDropped {
 		fmt.Println("  good task dropped:", g)
 	}
-	fmt.Printf("\ndeterministic defects dropped with the right reason: %d of %d (target: all: %s)\n", detRight, detTasks, met(detRight == detTasks))
+	fmt.Printf("\ndeterministic defects given the right verdict (dropped with the expected reason; no_solution: kept verifier_unproven or dropped by lint when asked): %d of %d (target: all: %s)\n", detRight, detTasks, met(detRight == detTasks))
 	if good := a.kinds["(good)"]; good != nil && good.undecided > 0 {
 		fmt.Printf("good tasks undecided: %d\n", good.undecided)
 	}
