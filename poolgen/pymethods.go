@@ -27,7 +27,7 @@ import (
 // the module, `|| true` or a `| tee` eating pytest's status, a test class
 // pytest cannot collect with exit 5 taken for a pass, tests that skip what
 // is not implemented), one that stops before it writes a reward (`set -e`,
-// an `&& echo 1` chain, a missing uv, a workdir from another template), one that passes the
+// an `&& echo 1` chain, a virtualenv or a workdir from another template), one that passes the
 // untouched project only sometimes (an unseeded random sample of the case
 // table, a random CI shard that can be empty), tests that need the network
 // (a pip install of a pytest plugin at test time, cases fetched from a
@@ -155,7 +155,7 @@ func (g *generator) planPyMethods(i int, name string) *pymPlan {
 		}
 		p.mode = pick(r, modes)
 	case DefectRewardMissing:
-		p.mode = pick(r, []string{"set_e", "and_chain", "uv_missing", "wrong_workdir"})
+		p.mode = pick(r, []string{"set_e", "and_chain", "venv_missing", "wrong_workdir"})
 	case DefectNetworkVerifier:
 		p.mode = pick(r, []string{"pip_plugin", "remote_cases"})
 	case DefectSlowVerifier:
@@ -517,8 +517,8 @@ func (p *pymPlan) testScript(projTest string, params map[string]any) string {
 			b.WriteString("set -euo pipefail\n\nmkdir -p /logs/verifier\ncd /app\n\n" + pytest + "\nstatus=$?\n\nif [ $status -eq 0 ]; then\n  echo 1 > /logs/verifier/reward.txt\nelse\n  echo 0 > /logs/verifier/reward.txt\nfi\n")
 		case "and_chain":
 			b.WriteString("mkdir -p /logs/verifier\ncd /app\n\n" + pytest + " && echo 1 > /logs/verifier/reward.txt\n")
-		case "uv_missing":
-			b.WriteString("set -e\n\n# uv is baked into the image (see environment/Dockerfile).\nsource $HOME/.local/bin/env\ncd /app\n\nuvx --with pytest==8.4.1 pytest -rA /tests/test_outputs.py\n\n" + pymRewardIf)
+		case "venv_missing": // the template's image made a venv; this one did not
+			b.WriteString("set -e\n\n# The test environment lives in the image's virtualenv.\nsource /opt/venv/bin/activate\ncd /app\n\n" + pytest + "\n\n" + pymRewardIf)
 		default: // wrong_workdir: copied from a template with another layout
 			b.WriteString("set -e\nmkdir -p /logs/verifier\ncd /workspace/project\n\n" + pytest + "\n" + pymRewardIf)
 		}
