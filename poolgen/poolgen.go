@@ -4,7 +4,7 @@
 // and, if not, which defect was injected and which stage is expected to drop
 // it, with which reason.
 //
-// Two task families are produced:
+// Three task families are produced:
 //
 //   - "kata": pymethods2test-like single-function Python contracts (a
 //     docstring-style instruction, pytest tests, an oracle that writes
@@ -19,6 +19,13 @@
 //     against an expected output computed from a Python model of the oracle
 //     command (the tests check the model against the real oracle run on the
 //     host; Options.HostCheck does it for every task).
+//   - "pymethods" (Options.PyMethodsShare): solution-less tasks shaped like
+//     the mission's pool: a small Python project in environment/ with its
+//     own tests, a method to implement or repair, pytest run by
+//     tests/test.sh, no solution/ (the reference stays hidden in
+//     Task.Solution). Its defects and labels are its own (pymethods.go):
+//     written the way real solution-less verifiers have them, and labelled
+//     with the verdict of the oracle-free verifier gate.
 //
 // The Python work runs in batch.py (embedded too), one python3 subprocess
 // per chunk of tasks, chunks computed ahead in parallel and emitted in
