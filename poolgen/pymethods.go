@@ -539,7 +539,13 @@ func (p *pymPlan) testScript(projTest string, params map[string]any) string {
 		fmt.Fprintf(&b, "mkdir -p /logs/verifier\ncd /app\n\n# The suite is split across %d CI shards; each run checks one.\nshard=$((RANDOM %% %d))\n%s -k \"shard${shard}_\"\nstatus=$?\n\n# pytest exits 1 when a test failed.\nif [ $status -eq 1 ]; then\n  echo 0 > /logs/verifier/reward.txt\nelse\n  echo 1 > /logs/verifier/reward.txt\nfi\n", shards, shards, pytest)
 		return b.String()
 	}
-	switch p.verStyl {
+	style := p.verStyl
+	if p.defect == DefectFlakyVerifier && style == 2 {
+		// The project's tests fail the untouched wrong body every time:
+		// run only the sampled table, or the flake would never show.
+		style = 0
+	}
+	switch style {
 	case 0:
 		b.WriteString("cd /app\n" + pytest + "\n" + pymRewardIf)
 	case 1:

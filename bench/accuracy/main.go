@@ -563,9 +563,17 @@ func oracleFreeFlakeCurve(bin, work string, n int, seed int64, workers string) e
 	if err != nil {
 		return err
 	}
-	final, _, err := readDecisions(filepath.Join(runDir, rundir.DecisionsFile))
+	_, all, err := readDecisions(filepath.Join(runDir, rundir.DecisionsFile))
 	if err != nil {
 		return err
+	}
+	// The flaky stage's own decision per task (a kept task's last decision
+	// is a later stage's).
+	final := map[string]pipeline.Decision{}
+	for _, d := range all {
+		if d.Stage == filters.StageFlaky {
+			final[d.Path] = d
+		}
 	}
 	type row struct {
 		tasks, detected, runs, undecided int
