@@ -107,9 +107,10 @@ func TestPyMethodsSolvableAndDefectsAsLabelled(t *testing.T) {
 	for _, k := range PyMethodsDefectKinds() {
 		rates[k] = 0.1
 	}
-	rates[DefectSlowVerifier] = 0.03
+	rates[DefectSlowVerifier] = 0.05
 	rates[DefectFlakyVerifier] = 0.15
-	tasks := generate(t, Options{N: 40, Seed: 7, PyMethodsShare: 1, PyMethodsRates: rates})
+	// 24 tasks: 9 clean, 5 flaky, 3 of each other kind, 1 slow.
+	tasks := generate(t, Options{N: 24, Seed: 7, PyMethodsShare: 1, PyMethodsRates: rates})
 	runner := &trial.Runner{Backend: b}
 	ctx := context.Background()
 	run := func(tk Task, withSolution bool, agent trial.Agent, repeats int) []trial.Result {
@@ -169,7 +170,7 @@ func TestPyMethodsSolvableAndDefectsAsLabelled(t *testing.T) {
 					t.Errorf("%s: untouched project: %s reward %v (%s)\n%s", mode, nop.Outcome, nop.Reward, nop.Detail, nop.Log)
 				}
 			case DefectFlakyVerifier:
-				const runs = 8
+				const runs = 6
 				ones := 0
 				for _, r := range run(tk, false, trial.Nop, runs) {
 					switch reward(r) {
