@@ -87,6 +87,9 @@ demo: setup build
 	$(BIN) build --pool testdata/sample-pool.parquet -o $(DEMO)/tasks.parquet --run-dir $(DEMO)/run \
 		--flaky-repeats 3 --target 25 --seed 1
 	$(BIN) inspect $(DEMO)/tasks.parquet
+	@printf 'flaky gate keeps: '; grep -o '"stage":"flaky","verdict":"keep","reason":"[a-z_]*"' $(DEMO)/run/decisions.jsonl | \
+		sed 's/.*"reason":"//; s/"$$//' | sort | uniq -c | awk '{printf "%s=%s ", $$2, $$1} END {print ""}'; \
+		echo '  (oracle_passes: proven by the oracle; verifier_unproven: no solution/, judged by the untouched environment alone, proof none)'
 	@echo "decisions: $(DEMO)/run/decisions.jsonl   funnel: $(DEMO)/run/summary.json"
 
 bench: setup build

@@ -49,6 +49,7 @@ type plan struct {
 	defect string
 	kata   *kataPlan
 	shell  *shellPlan
+	pym    *pymPlan
 	job    int // index in the batch request (kata or shell list)
 }
 
@@ -65,6 +66,11 @@ func (g *generator) pickDefect(r *rand.Rand) string {
 func (g *generator) plan(i int) *plan {
 	r := taskRand(g.o.Seed, i, 0)
 	p := &plan{i: i, r: r, path: fmt.Sprintf("%s-%0*d", g.o.PathPrefix, g.width, i)}
+	if g.o.PyMethodsShare > 0 && chance(taskRand(g.o.Seed, i, 3), g.o.PyMethodsShare) {
+		p.pym = g.planPyMethods(i, p.path)
+		p.defect = p.pym.defect
+		return p
+	}
 	p.defect = g.pickDefect(r)
 	name := p.path
 	kata := chance(r, g.o.KataShare)
@@ -123,7 +129,10 @@ func (g *generator) planChunk(ctx context.Context, start, end int) chunkResult {
 	req := &batchRequest{Codes: map[string]string{}}
 	for i := start; i < end; i++ {
 		p := g.plan(i)
-		if p.kata != nil {
+		if p.pym != nil {
+			p.job = len(req.Kata)
+			p.pym.k.job(req)
+		} else if p.kata != nil {
 			p.job = len(req.Kata)
 			p.kata.job(req)
 		} else {
@@ -192,7 +201,7 @@ func (g *generator) run(ctx context.Context, emit func(Task) error) error {
 			if err != nil {
 				return err
 			}
-			if g.o.HostCheck && hostCheckable(t.Label.Defect) {
+			if g.o.HostCheck && t.Label.Family != FamilyPyMethods && hostCheckable(t.Label.Defect) {
 				if err := g.hostCheck(ctx, t); err != nil {
 					return err
 				}
@@ -239,6 +248,9 @@ func (g *generator) addGood(t Task) {
 }
 
 func (g *generator) build(p *plan, resp *batchResponse) (Task, error) {
+	if p.pym != nil {
+		return g.buildPyMethods(p, &resp.Kata[p.job])
+	}
 	r := p.r
 	defect := p.defect
 	if defect == DefectDuplicate {
@@ -469,4 +481,24 @@ func applyEntryDefect(defect string, r *rand.Rand, entries []bundle.Entry, param
 		return nil, fmt.Errorf("poolgen: %s is not a structural defect", defect)
 	}
 	return out, nil
+}
+
+// buildPyMethods builds a pymethods task: its defects are written into the
+// draft by the family's builder, and its label expects the oracle-free
+// gate's verdict.
+func (g *generator) buildPyMethods(p *plan, res *kataResult) (Task, error) {
+	pb, err := p.pym.build(res)
+	if err != nil {
+		return Task{}, err
+	}
+	d := pb.d
+	label := Label{Path: p.path, Family: d.family, Template: d.template, Dockerfile: d.dockerID, Params: pb.params}
+	if p.defect != "" {
+		label.Defect, label.ExpectedStage, label.ExpectedReason = p.defect, StageFlaky, pyMethodsDefects[p.defect].reason
+	}
+	task := Task{Path: p.path, Entries: d.entries(), Label: label, Solution: pb.solution}
+	if p.defect == "" {
+		g.addGood(task)
+	}
+	return task, nil
 }

@@ -4,7 +4,7 @@
 // and, if not, which defect was injected and which stage is expected to drop
 // it, with which reason.
 //
-// Two task families are produced:
+// Three task families are produced:
 //
 //   - "kata": pymethods2test-like single-function Python contracts (a
 //     docstring-style instruction, pytest tests, an oracle that writes
@@ -19,6 +19,13 @@
 //     against an expected output computed from a Python model of the oracle
 //     command (the tests check the model against the real oracle run on the
 //     host; Options.HostCheck does it for every task).
+//   - "pymethods" (Options.PyMethodsShare): solution-less tasks shaped like
+//     the mission's pool: a small Python project in environment/ with its
+//     own tests, a method to implement or repair, pytest run by
+//     tests/test.sh, no solution/ (the reference stays hidden in
+//     Task.Solution). Its defects and labels are its own (pymethods.go):
+//     written the way real solution-less verifiers have them, and labelled
+//     with the verdict of the oracle-free verifier gate.
 //
 // The Python work runs in batch.py (embedded too), one python3 subprocess
 // per chunk of tasks, chunks computed ahead in parallel and emitted in
@@ -64,6 +71,18 @@ type Options struct {
 	// remapped, and fails Generate if the oracle does not earn reward 1. It
 	// spawns a few processes per task, so it is meant for small pools.
 	HostCheck bool
+	// PyMethodsShare is the share of solution-less pymethods tasks (see
+	// FamilyPyMethods), drawn from a random stream of its own: with 0 the
+	// pool is the one these options gave before the family existed, and
+	// with s > 0 every task that is not a pymethods task is the same as
+	// at 0 (except a duplicate, whose original is drawn among the good
+	// tasks generated before it, pymethods tasks included).
+	PyMethodsShare float64
+	// PyMethodsRates are the pymethods family's defect rates (kinds:
+	// PyMethodsDefectKinds); nil means DefaultPyMethodsRates(). Rates does
+	// not apply to the family.
+	PyMethodsRates Rates
+
 	// Balanced draws each family's variants in shuffled rounds (every
 	// template variant once per round, by task number) instead of
 	// independently, so a small pool covers them evenly: a 96-task shell
@@ -89,13 +108,18 @@ type Task struct {
 	Entries []bundle.Entry
 	Blob    []byte
 	Label   Label
+	// Solution is the hidden reference solution of a solution-less task
+	// (the pymethods family): solution/ entries that solve it, never part
+	// of the bundle. WritePool writes them only when asked
+	// (Output.Solutions); tests use them to prove the task solvable.
+	Solution []bundle.Entry
 }
 
 // Label is the ground truth for one task, written as one JSON line in a
 // sidecar labels.jsonl.
 type Label struct {
 	Path           string         `json:"path"`
-	Family         string         `json:"family"`                    // "kata" | "nl2bash"
+	Family         string         `json:"family"`                    // "kata" | "nl2bash" | "pymethods"
 	Template       string         `json:"template"`                  // function family / shell template id, e.g. "kata/run_length_encode/v2"
 	Dockerfile     string         `json:"dockerfile"`                // id of the shared Dockerfile used ("<base>+<defect>" when a defect rewrote it)
 	Defect         string         `json:"defect,omitempty"`          // "" for a good task, else one of DefectKinds()
@@ -323,6 +347,9 @@ func (o Options) withDefaults() Options {
 	if o.PathPrefix == "" {
 		o.PathPrefix = "task"
 	}
+	if o.PyMethodsRates == nil {
+		o.PyMethodsRates = DefaultPyMethodsRates()
+	}
 	if o.ChunkSize <= 0 {
 		o.ChunkSize = 2000
 	}
@@ -357,6 +384,12 @@ func Generate(ctx context.Context, opts Options, emit func(Task) error) error {
 	}
 	if err := o.Shell.Validate(); err != nil {
 		return err
+	}
+	if err := validatePyMethodsRates(o.PyMethodsRates); err != nil {
+		return err
+	}
+	if o.PyMethodsShare < 0 || o.PyMethodsShare > 1 || o.PyMethodsShare != o.PyMethodsShare {
+		return fmt.Errorf("poolgen: pymethods share %v is not in [0,1]", o.PyMethodsShare)
 	}
 	if o.N == 0 {
 		return nil

@@ -16,6 +16,17 @@ type Output struct {
 	Parquet string // dataset file (every defect kind representable)
 	Dir     string // folder of task directories (codec-level defects are skipped: a directory cannot hold them)
 	Labels  string // labels.jsonl; default next to the output
+	// Base is an existing parquet pool (with its BASE.labels.jsonl) whose
+	// rows and labels are copied first, unchanged, before the generated
+	// tasks: how the bundled sample pool gained tasks of a new family
+	// while keeping its old rows byte for byte. Parquet output only; a
+	// generated path that is already in Base is an error.
+	Base string
+	// Solutions, when set, receives the hidden reference solution of every
+	// generated solution-less task that has one (Task.Solution), as
+	// SOLUTIONS/<task path>/solution/: the layout `otcurate build
+	// --solutions` reads. Never part of the pool itself.
+	Solutions string
 }
 
 // WriteStats counts what WritePool wrote.
@@ -46,8 +57,29 @@ func WritePool(ctx context.Context, opts Options, out Output) (*WriteStats, erro
 			return nil, err
 		}
 	}
+	seen := map[string]bool{}
+	if out.Base != "" {
+		if w == nil {
+			return nil, fmt.Errorf("--base needs a parquet output")
+		}
+		base, err := copyBase(ctx, out.Base, w, seen)
+		if err != nil {
+			w.Abort()
+			return nil, err
+		}
+		labels = base
+		st.Tasks += len(base)
+	}
 	var buf bytes.Buffer
 	err := Generate(ctx, opts, func(t Task) error {
+		if seen[t.Path] {
+			return fmt.Errorf("%s: the path is already in %s (use another --prefix)", t.Path, out.Base)
+		}
+		if out.Solutions != "" && len(t.Solution) > 0 {
+			if err := writeDir(filepath.Join(out.Solutions, filepath.FromSlash(t.Path)), t.Solution); err != nil {
+				return err
+			}
+		}
 		if w != nil {
 			blob := t.Blob
 			if t.Entries != nil {
@@ -95,6 +127,40 @@ func WritePool(ctx context.Context, opts Options, out Output) (*WriteStats, erro
 		return nil, err
 	}
 	return st, f.Close()
+}
+
+// copyBase writes every row of the parquet pool base to w and returns its
+// labels (base's .labels.jsonl, one per row, in row order).
+func copyBase(ctx context.Context, base string, w *pool.Writer, seen map[string]bool) ([]Label, error) {
+	f, err := os.Open(trimExt(base) + ".labels.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("base pool labels: %w", err)
+	}
+	labels, err := ReadLabels(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("base pool labels: %w", err)
+	}
+	src, err := pool.OpenParquet(base)
+	if err != nil {
+		return nil, fmt.Errorf("base pool: %w", err)
+	}
+	rows := 0
+	err = src.Each(ctx, nil, func(r pool.Record) error {
+		if rows >= len(labels) || labels[rows].Path != r.Path {
+			return fmt.Errorf("base pool: row %d (%s) has no label in the same place", rows, r.Path)
+		}
+		rows++
+		seen[r.Path] = true
+		return w.WriteUnchecked(r.Path, r.Blob)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rows != len(labels) {
+		return nil, fmt.Errorf("base pool: %d rows but %d labels", rows, len(labels))
+	}
+	return labels, nil
 }
 
 func trimExt(p string) string { return p[:len(p)-len(filepath.Ext(p))] }

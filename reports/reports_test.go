@@ -11,14 +11,15 @@ import (
 )
 
 // TestInspectSamplePool checks the inspection of the committed sample pool
-// against what its labels say (testdata/sample-pool.labels.jsonl): 50 rows,
-// 9 broken bundles of four kinds, one duplicate.
+// against what its labels say (testdata/sample-pool.labels.jsonl): 60 rows
+// (50 with an oracle, 10 solution-less pymethods tasks), 9 broken bundles of
+// four kinds, one duplicate.
 func TestInspectSamplePool(t *testing.T) {
 	ins, err := Inspect(context.Background(), "../testdata/sample-pool.parquet", bundle.Limits{}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ins.Rows != 50 || ins.Valid != 41 || ins.Invalid != 9 || ins.Duplicates != 1 {
+	if ins.Rows != 60 || ins.Valid != 51 || ins.Invalid != 9 || ins.Duplicates != 1 {
 		t.Fatalf("rows %d valid %d invalid %d duplicates %d", ins.Rows, ins.Valid, ins.Invalid, ins.Duplicates)
 	}
 	want := map[string]int64{"invalid_task_toml": 4, "link_escapes_tree": 2, "unsafe_member_path": 2, "truncated_gzip": 1}

@@ -1,24 +1,34 @@
 // Command accuracy measures how well and how cheaply otcurate's curation
 // stages judge tasks, on generated pools whose defects are known
-// (gen-pool's labels), and prints the figures issue 4 asks for:
+// (gen-pool's labels), and prints the figures issues 4 and 20 ask for:
 //
-//   - a labelled pool (default 500 tasks, the default defect mix) through
-//     the default `otcurate build`: per defect kind, how many were dropped
-//     and with the expected reason; per reason, the precision of the drops;
-//     good tasks dropped; then the same build again (resume from the ledger)
-//     and its time as a share of the first;
+//   - a labelled pool (default 500 tasks, the default defect mix, 30% of
+//     them solution-less pymethods tasks) through the default `otcurate
+//     build`, reported twice: for the tasks with an oracle and for the
+//     oracle-free ones (no solution/: judged by the negative side alone
+//     and kept as verifier_unproven, proof none). Per defect kind, how
+//     many were dropped and with the expected reason (recall) and the
+//     precision of the kind's expected reason; per reason, the precision
+//     of the drops; good tasks dropped; the sandbox-seconds and verifier
+//     runs a clean task of each kind costs; then the same build again
+//     (resume from the ledger) and its time as a share of the first;
 //   - flaky-verifier detection as a function of the flake probability
 //     (0.05–0.5) with the verifier runs spent, by `otcurate filter --stage
-//     flaky` on a pool of flaky verifiers only;
+//     flaky` on a pool of flaky verifiers only; then the same for
+//     solution-less verifiers that pass the untouched project with a known
+//     probability (pymethods flaky_verifier: an unseeded random sample of
+//     the case table, a random CI shard that can be empty), against the
+//     runs spent on the negative side (target: p = 0.5 caught ≥ 90%);
 //   - sandbox-seconds per task against a naive baseline (a fresh, uncached
 //     build and container per run, a fixed number of runs, no early stop)
 //     on a sample of the labelled pool's tasks.
 //
 // It drives a built otcurate binary (-bin, default bin/otcurate: make build
-// first), runs real sandboxes on the Docker engine (make setup first) and
+// first), runs real sandboxes on the Docker engine (make setup first; or
+// -sandbox fake: the fake backend, root, no engine, no naive baseline) and
 // asserts nothing: it prints measurements and whether each target is met.
 //
-//	go run ./bench/accuracy [-n 500] [-flaky 100] [-naive 12] [-workers 2] [-bin bin/otcurate]
+//	go run ./bench/accuracy [-n 500] [-pymethods-share 0.3] [-flaky 100] [-oracle-free-flaky 100] [-naive 12] [-workers 2] [-sandbox SPEC] [-bin bin/otcurate]
 package main
 
 import (
@@ -55,11 +65,33 @@ func main() {
 	workers := flag.Int("workers", 2, "tasks in flight")
 	bin := flag.String("bin", "bin/otcurate", "otcurate binary")
 	work := flag.String("work", "", "work directory (default: a new temporary one, removed at the end)")
+	flag.StringVar(&cfg.sandbox, "sandbox", "", "otcurate --sandbox SPEC for the builds (default: otcurate's, the Docker engine); the naive baseline needs Docker and is skipped otherwise")
+	flag.Float64Var(&cfg.pymShare, "pymethods-share", 0.3, "share of solution-less pymethods tasks in the labelled pool")
+	flag.IntVar(&cfg.nFreeFlaky, "oracle-free-flaky", 100, "tasks in the solution-less flaky-verifier pool (0 skips it)")
 	flag.Parse()
+	if cfg.sandbox != "" && cfg.sandbox != "docker" && *nNaive > 0 {
+		fmt.Fprintf(os.Stderr, "bench accuracy: -sandbox %s: no naive baseline (it runs on the Docker engine)\n", cfg.sandbox)
+		*nNaive = 0
+	}
 	if err := run(*bin, *work, *n, *seed, *nFlaky, *nNaive, *naiveRuns, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "bench accuracy:", err)
 		os.Exit(1)
 	}
+}
+
+// cfg holds the options added for the oracle-free measurements.
+var cfg struct {
+	sandbox    string
+	pymShare   float64
+	nFreeFlaky int
+}
+
+// sandboxArgs is the --sandbox flag for otcurate, when one was given.
+func sandboxArgs() []string {
+	if cfg.sandbox == "" {
+		return nil
+	}
+	return []string{"--sandbox", cfg.sandbox}
 }
 
 func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers int) error {
@@ -76,9 +108,9 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 
 	// 1. The labelled pool through the default build, twice.
 	poolFile := filepath.Join(work, "labelled.parquet")
-	fmt.Printf("== labelled pool: %d tasks, default defect mix, seed %d\n", n, seed)
+	fmt.Printf("== labelled pool: %d tasks, default defect mix, %.0f%% solution-less pymethods tasks, seed %d\n", n, 100*cfg.pymShare, seed)
 	if _, err := os.Stat(poolFile); err != nil {
-		if err := sh(bin, "gen-pool", "-n", fmt.Sprint(n), "--seed", fmt.Sprint(seed), "-o", poolFile, "--log-level", "warn"); err != nil {
+		if err := sh(bin, "gen-pool", "-n", fmt.Sprint(n), "--seed", fmt.Sprint(seed), "--pymethods-share", fmt.Sprint(cfg.pymShare), "-o", poolFile, "--log-level", "warn"); err != nil {
 			return err
 		}
 	}
@@ -86,10 +118,7 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 	if data, err := os.ReadFile(filepath.Join(runDir, rundir.LedgerFile)); err == nil {
 		fmt.Printf("resuming an interrupted first build: its ledger holds %d outcomes (their cost is counted from the ledger)\n", strings.Count(string(data), "\n"))
 	}
-	// The generator's oracle family labels a missing solution a defect;
-	// lint only warns about it by default (RL pools ship none), so ask.
-	args := []string{"build", "--pool", poolFile, "-o", filepath.Join(work, "kept.parquet"), "--run-dir", runDir, "--workers", w, "--log-level", "warn",
-		"--lint", "no_solution=drop"}
+	args := append([]string{"build", "--pool", poolFile, "-o", filepath.Join(work, "kept.parquet"), "--run-dir", runDir, "--workers", w, "--log-level", "warn"}, sandboxArgs()...)
 	first, err := timed(bin, args...)
 	if err != nil {
 		return err
@@ -123,9 +152,25 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 		}
 	}
 	fmt.Printf("second build: %d of %d final verdicts identical to the first\n", same, len(final))
-	acc := score(labels, final)
-	acc.print()
 	ours := ourCost(decs)
+	for _, g := range []struct {
+		name string
+		free bool
+	}{{"tasks with an oracle (kata, nl2bash)", false}, {"oracle-free tasks (pymethods: no solution/)", true}} {
+		var sub []poolgen.Label
+		for _, l := range labels {
+			if (l.Family == poolgen.FamilyPyMethods) == g.free {
+				sub = append(sub, l)
+			}
+		}
+		fmt.Printf("\n-- %s: %d tasks\n", g.name, len(sub))
+		if len(sub) == 0 {
+			continue
+		}
+		acc := score(sub, final, flakyKeeps(decs))
+		acc.print()
+		printCost(sub, decs, ours)
+	}
 	var total float64
 	for _, s := range ours {
 		total += s
@@ -136,6 +181,13 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 	// 2. Flaky verifiers at known flake probabilities.
 	if nFlaky > 0 {
 		if err := flakeCurve(bin, work, nFlaky, seed, w); err != nil {
+			return err
+		}
+	}
+
+	// 2b. Solution-less verifiers that pass the untouched project sometimes.
+	if cfg.nFreeFlaky > 0 {
+		if err := oracleFreeFlakeCurve(bin, work, cfg.nFreeFlaky, seed, w); err != nil {
 			return err
 		}
 	}
@@ -154,7 +206,10 @@ func run(bin, work string, n int, seed int64, nFlaky, nNaive, naiveRuns, workers
 // expected lists the reasons that name each defect kind correctly. Kinds
 // not listed here take the label's own expected reason.
 var expected = map[string][]string{
-	poolgen.DefectFlakyVerifier:   {filters.ReasonFlakyVerifier, filters.ReasonOracleFails, filters.ReasonFlakySolutionOrEnv},
+	// A verifier that passes the untouched environment with probability p
+	// is dropped as flaky_verifier when the negative side's runs disagree
+	// and as nop_passes when every one of them passed.
+	poolgen.DefectFlakyVerifier:   {filters.ReasonFlakyVerifier, filters.ReasonOracleFails, filters.ReasonFlakySolutionOrEnv, filters.ReasonNopPasses},
 	poolgen.DefectSlowVerifier:    {filters.ReasonSlowVerifier, filters.ReasonSlowRelative},
 	poolgen.DefectHangingVerifier: {filters.ReasonSlowVerifier},
 	poolgen.DefectNopPasses:       {filters.ReasonNopPasses},
@@ -162,14 +217,91 @@ var expected = map[string][]string{
 	// A verifier that never writes the reward file is caught statically
 	// by lint when the omission is visible in test.sh (the stdout_only
 	// mode prints the reward instead), at run time otherwise.
-	poolgen.DefectRewardMissing:      {string(trial.RewardMissing), filters.LintNoRewardWrite},
-	poolgen.DefectRewardGarbage:      {string(trial.RewardInvalid), string(trial.RewardAmbiguous), filters.ReasonNonBinaryOracleScore},
-	poolgen.DefectBuildFails:         {string(trial.BuildFailed), string(trial.BuildNeedsNetwork)},
-	poolgen.DefectBuildSlow:          {filters.ReasonEnvSlowBuild},
-	poolgen.DefectTestsInImage:       {filters.LintTestsInImage},
-	poolgen.DefectNetworkVerifier:    {filters.LintVerifierNetwork},
+	poolgen.DefectRewardMissing: {string(trial.RewardMissing), filters.LintNoRewardWrite},
+	poolgen.DefectRewardGarbage: {string(trial.RewardInvalid), string(trial.RewardAmbiguous), filters.ReasonNonBinaryOracleScore},
+	poolgen.DefectBuildFails:    {string(trial.BuildFailed), string(trial.BuildNeedsNetwork)},
+	poolgen.DefectBuildSlow:     {filters.ReasonEnvSlowBuild},
+	poolgen.DefectTestsInImage:  {filters.LintTestsInImage},
+	// lint sees some network use in test.sh; the gate sees the rest when
+	// the verifier tries to connect (the oracle-free family's shapes).
+	poolgen.DefectNetworkVerifier:    {filters.LintVerifierNetwork, string(trial.VerifierNeedsNetwork)},
 	poolgen.DefectInstructionReveals: {filters.LintInstructionReveals},
 	poolgen.DefectNoSolution:         {filters.LintNoSolution},
+}
+
+// Keep reasons of the flaky stage, naming the positive evidence behind a
+// kept task (the manifest's proof column): written as literals so the
+// benchmark reads decisions of any build, before and after the
+// oracle-free gate.
+const (
+	keepOracle     = "oracle_passes"     // proof oracle
+	keepSupplied   = "solution_passes"   // proof supplied
+	keepPolicy     = "policy_solves"     // proof policy
+	keepUnproven   = "verifier_unproven" // proof none
+	dropUnproven   = "unproven"          // --require-proof
+	flakyStageName = filters.StageFlaky
+)
+
+// proofOf is the proof a flaky-stage keep reason stands for.
+func proofOf(reason string) string {
+	switch reason {
+	case keepOracle:
+		return "oracle"
+	case keepSupplied:
+		return "supplied"
+	case keepPolicy:
+		return "policy"
+	case keepUnproven:
+		return "none"
+	}
+	return "?" + reason
+}
+
+// printCost prints, for the labels' clean tasks that reached the flaky
+// stage, the proof they were kept with and the sandbox-seconds and
+// verifier runs they cost over all sandbox stages (env, flaky, cheat, ...).
+func printCost(labels []poolgen.Label, decs []pipeline.Decision, ours map[string]float64) {
+	clean := map[string]bool{}
+	for _, l := range labels {
+		if l.Defect == "" {
+			clean[l.Path] = true
+		}
+	}
+	proofs := map[string]int{}
+	runs := map[string]int{}
+	flakySec := map[string]float64{}
+	for _, d := range decs {
+		if !clean[d.Path] || d.Stage != flakyStageName {
+			continue
+		}
+		if d.Verdict == pipeline.Keep {
+			proofs[proofOf(d.Reason)]++
+		} else if d.Reason == dropUnproven {
+			proofs["none (dropped: --require-proof)"]++
+		}
+		if d.Evidence != nil {
+			runs[d.Path] += d.Evidence.Runs
+			flakySec[d.Path] += d.Evidence.SandboxSeconds
+		}
+	}
+	var n, r int
+	var sec, fsec float64
+	for p := range flakySec {
+		n++
+		r += runs[p]
+		sec += ours[p]
+		fsec += flakySec[p]
+	}
+	var ps []string
+	for k, v := range proofs {
+		ps = append(ps, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(ps)
+	fmt.Printf("clean tasks judged by the flaky gate: %d; kept by proof: %s\n", n, strings.Join(ps, " "))
+	if n > 0 {
+		fmt.Printf("cost per clean task: %.1f sandbox-seconds in all sandbox stages, of which %.1f in the flaky gate over %.1f verifier runs\n",
+			sec/float64(n), fsec/float64(n), float64(r)/float64(n))
+	}
 }
 
 // probabilistic defects are judged by detection rate, not per task.
@@ -187,6 +319,18 @@ type accuracy struct {
 	goodTasks    int
 	undecided    int
 	wrongReasons []string
+	// reasonKind counts drops by reason and the dropped task's kind.
+	reasonKind map[string]map[string]int
+	// expectedOf is each kind's label reason (for kinds not in expected).
+	expectedOf map[string]string
+}
+
+// names reports whether reason is one that names defect kind correctly.
+func (a *accuracy) names(kind, reason string) bool {
+	if want, has := expected[kind]; has {
+		return slices.Contains(want, reason)
+	}
+	return reason != "" && reason == a.expectedOf[kind]
 }
 
 func (a *accuracy) ok(kind, reason string, lab poolgen.Label) bool {
@@ -196,9 +340,31 @@ func (a *accuracy) ok(kind, reason string, lab poolgen.Label) bool {
 	return reason == lab.ExpectedReason
 }
 
-func score(labels []poolgen.Label, final map[string]pipeline.Decision) *accuracy {
-	a := &accuracy{kinds: map[string]*kindStats{}, byReason: map[string][2]int{}}
+// keptRight lists defect kinds whose right verdict is a keep at the flaky
+// stage with the given reason: an oracle-family task generated without its
+// solution/ is, since lint only warns about no_solution by default, a
+// solution-less task like any other, judged by the oracle-free gate and
+// kept as verifier_unproven (lint still drops it when asked: --lint
+// no_solution=drop).
+var keptRight = map[string]string{poolgen.DefectNoSolution: keepUnproven}
+
+// flakyKeeps maps each task kept by the flaky stage to its keep reason.
+func flakyKeeps(decs []pipeline.Decision) map[string]string {
+	out := map[string]string{}
+	for _, d := range decs {
+		if d.Stage == flakyStageName && d.Verdict == pipeline.Keep {
+			out[d.Path] = d.Reason
+		}
+	}
+	return out
+}
+
+func score(labels []poolgen.Label, final map[string]pipeline.Decision, kept map[string]string) *accuracy {
+	a := &accuracy{kinds: map[string]*kindStats{}, byReason: map[string][2]int{}, reasonKind: map[string]map[string]int{}, expectedOf: map[string]string{}}
 	for _, l := range labels {
+		if l.Defect != "" && l.ExpectedReason != "" {
+			a.expectedOf[l.Defect] = l.ExpectedReason
+		}
 		d, ok := final[l.Path]
 		kind := l.Defect
 		if kind == "" {
@@ -214,12 +380,21 @@ func score(labels []poolgen.Label, final map[string]pipeline.Decision) *accuracy
 			continue
 		}
 		switch d.Verdict {
+		case pipeline.Keep:
+			if want, has := keptRight[l.Defect]; has && kept[l.Path] == want {
+				ks.right++
+				ks.seen["kept:"+want]++
+			}
 		case pipeline.Error:
 			ks.undecided++
 			a.undecided++
 		case pipeline.Drop:
 			ks.dropped++
 			ks.seen[d.Reason]++
+			if a.reasonKind[d.Reason] == nil {
+				a.reasonKind[d.Reason] = map[string]int{}
+			}
+			a.reasonKind[d.Reason][l.Defect]++
 			br := a.byReason[d.Reason]
 			br[0]++
 			if l.Defect != "" && a.ok(l.Defect, d.Reason, l) {
@@ -241,7 +416,7 @@ func score(labels []poolgen.Label, final map[string]pipeline.Decision) *accuracy
 }
 
 func (a *accuracy) print() {
-	fmt.Printf("\n%-22s %6s %8s %13s %9s %10s  %s\n", "defect kind", "tasks", "dropped", "right reason", "recall", "undecided", "reasons given")
+	fmt.Printf("\n%-22s %6s %8s %13s %9s %10s %10s  %s\n", "defect kind", "tasks", "dropped", "right reason", "recall", "precision", "undecided", "reasons given")
 	kinds := make([]string, 0, len(a.kinds))
 	for k := range a.kinds {
 		kinds = append(kinds, k)
@@ -255,7 +430,22 @@ func (a *accuracy) print() {
 			seen = append(seen, fmt.Sprintf("%s=%d", r, c))
 		}
 		sort.Strings(seen)
-		fmt.Printf("%-22s %6d %8d %13d %8.1f%% %10d  %s\n", k, ks.tasks, ks.dropped, ks.right, 100*float64(ks.dropped)/float64(max(1, ks.tasks)), ks.undecided, strings.Join(seen, " "))
+		prec := "-"
+		if k != "(good)" {
+			// Precision of the kind: of the drops (in this group) with a
+			// reason that names this kind, the share on tasks of this kind.
+			var named, mine int
+			for r, br := range a.byReason {
+				if a.names(k, r) {
+					named += br[0]
+					mine += a.reasonKind[r][k]
+				}
+			}
+			if named > 0 {
+				prec = fmt.Sprintf("%.1f%%", 100*float64(mine)/float64(named))
+			}
+		}
+		fmt.Printf("%-22s %6d %8d %13d %8.1f%% %10s %10d  %s\n", k, ks.tasks, ks.dropped, ks.right, 100*float64(ks.right)/float64(max(1, ks.tasks)), prec, ks.undecided, strings.Join(seen, " "))
 		if k != "(good)" && !probabilistic[k] {
 			detTasks += ks.tasks
 			detRight += ks.right
@@ -277,7 +467,10 @@ func (a *accuracy) print() {
 	for _, g := range a.goodDropped {
 		fmt.Println("  good task dropped:", g)
 	}
-	fmt.Printf("\ndeterministic defects dropped with the right reason: %d of %d (target: all: %s)\n", detRight, detTasks, met(detRight == detTasks))
+	fmt.Printf("\ndeterministic defects given the right verdict (dropped with the expected reason; no_solution: kept verifier_unproven or dropped by lint when asked): %d of %d (target: all: %s)\n", detRight, detTasks, met(detRight == detTasks))
+	if good := a.kinds["(good)"]; good != nil && good.undecided > 0 {
+		fmt.Printf("good tasks undecided: %d\n", good.undecided)
+	}
 	fmt.Printf("good tasks dropped: %d of %d (target 0: %s); undecided (infrastructure): %d\n", len(a.goodDropped), a.goodTasks, met(len(a.goodDropped) == 0), a.undecided)
 }
 
@@ -346,6 +539,98 @@ func flakeCurve(bin, work string, n int, seed int64, workers string) error {
 		}
 	}
 	fmt.Printf("flaky verifiers detected ≥ 95%% at p ≥ 0.3: %s\n", met(ok))
+	return nil
+}
+
+// oracleFreeFlakeCurve measures the negative side alone: a pool of
+// solution-less tasks whose verifier passes the untouched project with a
+// known probability (labels' flake_prob), through `filter --stage flaky`.
+// Every run such a task gets is a negative-side run (there is no oracle).
+func oracleFreeFlakeCurve(bin, work string, n int, seed int64, workers string) error {
+	poolFile := filepath.Join(work, "free-flaky.parquet")
+	fmt.Printf("\n== oracle-free flaky-verifier pool: %d solution-less tasks whose verifier passes the untouched project with probability p\n", n)
+	if err := sh(bin, "gen-pool", "-n", fmt.Sprint(n), "--seed", fmt.Sprint(seed+2), "--pymethods-share", "1", "--pymethods-rates", "flaky_verifier=1",
+		"-o", poolFile, "--log-level", "warn"); err != nil {
+		return err
+	}
+	runDir := filepath.Join(work, "free-flaky-run")
+	args := append([]string{"filter", "--stage", "flaky", "--in", poolFile, "-o", filepath.Join(work, "free-flaky-kept.parquet"),
+		"--run-dir", runDir, "--workers", workers, "--log-level", "warn"}, sandboxArgs()...)
+	if _, err := timed(bin, args...); err != nil {
+		return err
+	}
+	labels, err := readLabels(strings.TrimSuffix(poolFile, ".parquet") + ".labels.jsonl")
+	if err != nil {
+		return err
+	}
+	_, all, err := readDecisions(filepath.Join(runDir, rundir.DecisionsFile))
+	if err != nil {
+		return err
+	}
+	// The flaky stage's own decision per task (a kept task's last decision
+	// is a later stage's).
+	final := map[string]pipeline.Decision{}
+	for _, d := range all {
+		if d.Stage == filters.StageFlaky {
+			final[d.Path] = d
+		}
+	}
+	type row struct {
+		tasks, detected, runs, undecided int
+		seconds                          float64
+		reasons                          map[string]int
+	}
+	rows := map[float64]*row{}
+	for _, l := range labels {
+		p, _ := l.Params["flake_prob"].(float64)
+		r := rows[p]
+		if r == nil {
+			r = &row{reasons: map[string]int{}}
+			rows[p] = r
+		}
+		r.tasks++
+		d := final[l.Path]
+		if d.Stage != filters.StageFlaky {
+			continue
+		}
+		if d.Evidence != nil {
+			r.runs += d.Evidence.Runs
+			r.seconds += d.Evidence.SandboxSeconds
+		}
+		r.reasons[d.Reason]++
+		switch d.Verdict {
+		case pipeline.Drop:
+			r.detected++
+		case pipeline.Error:
+			r.undecided++
+		}
+	}
+	ps := make([]float64, 0, len(rows))
+	for p := range rows {
+		ps = append(ps, p)
+	}
+	sort.Float64s(ps)
+	fmt.Printf("%-8s %6s %9s %8s %20s %14s %16s  %s\n", "p", "tasks", "detected", "rate", "1-(1-p)^5 (5 runs)", "nop runs/task", "sandbox-s/task", "verdicts")
+	ok := true
+	for _, p := range ps {
+		r := rows[p]
+		rate := float64(r.detected) / float64(max(1, r.tasks-r.undecided))
+		exp := 1.0
+		for range 5 {
+			exp *= 1 - p
+		}
+		var vs []string
+		for k, v := range r.reasons {
+			vs = append(vs, fmt.Sprintf("%s=%d", k, v))
+		}
+		sort.Strings(vs)
+		fmt.Printf("%-8.3f %6d %9d %7.1f%% %19.1f%% %14.2f %16.1f  %s\n", p, r.tasks, r.detected, 100*rate, 100*(1-exp),
+			float64(r.runs)/float64(max(1, r.tasks)), r.seconds/float64(max(1, r.tasks)), strings.Join(vs, " "))
+		if p >= 0.5 && rate < 0.9 {
+			ok = false
+		}
+	}
+	fmt.Printf("untouched-project passes with p ≥ 0.5 caught ≥ 90%%: %s\n", met(ok))
 	return nil
 }
 

@@ -264,7 +264,7 @@ func TestShardAndMergeCLI(t *testing.T) {
 	}
 	merged := filepath.Join(dir, "merged.parquet")
 	stdout, code := run(t, append(append([]string{"merge"}, dirs...), "--run-dir", filepath.Join(dir, "merged"), "-o", merged, "--target", "20", "--seed", "3")...)
-	if code != 0 || !strings.Contains(stdout, "50 tasks in, 20 kept") {
+	if code != 0 || !strings.Contains(stdout, "60 tasks in, 20 kept") {
 		t.Fatalf("merge exit %d", code)
 	}
 	if a, b := readOutputPaths(t, one), readOutputPaths(t, merged); !slices.Equal(a, b) {
