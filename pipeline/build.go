@@ -125,7 +125,9 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 		sum.Errors = res.Errors()
 		sum.Interrupted = res.Interrupted
 		if !res.Interrupted {
-			sum.TasksKept = int64(len(res.Kept()))
+			kept := res.Kept()
+			sum.TasksKept = int64(len(kept))
+			sum.KeptByProof = rundir.KeptByProof(kept)
 		}
 	}
 	// The manifest (from memory) is written while the output is copied

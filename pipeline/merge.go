@@ -138,7 +138,9 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 	sum.Funnel = res.Stages
 	sum.TasksIn = int64(len(res.Tasks))
 	sum.Errors = res.Errors()
-	sum.TasksKept = int64(len(res.Kept()))
+	kept := res.Kept()
+	sum.TasksKept = int64(len(kept))
+	sum.KeptByProof = rundir.KeptByProof(kept)
 	if sum.PoolRows > 0 && sum.TasksIn != sum.PoolRows {
 		return nil, nil, fmt.Errorf("merge: the shards hold %d tasks of a %d-row pool: a shard is missing or ran on another pool", sum.TasksIn, sum.PoolRows)
 	}

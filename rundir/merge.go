@@ -91,6 +91,15 @@ func (dst *StageSummary) Add(src *StageSummary) {
 	dst.Runs += src.Runs
 	dst.SandboxSeconds += src.SandboxSeconds
 	dst.FromLedger += src.FromLedger
+	for k, p := range src.Proofs {
+		if dst.Proofs == nil {
+			dst.Proofs = map[string]*ProofStat{}
+		}
+		if dst.Proofs[k] == nil {
+			dst.Proofs[k] = &ProofStat{}
+		}
+		dst.Proofs[k].add(p)
+	}
 }
 
 // MergeLedgers concatenates the shards' ledgers into the file name (entries are keyed by
