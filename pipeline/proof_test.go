@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -170,12 +171,22 @@ func TestSummaryProofCounts(t *testing.T) {
 		}
 		dirs = append(dirs, d)
 	}
+	// Each shard's discovered solutions reach the merged run directory.
+	for i, d := range dirs {
+		sol := filepath.Join(d, filters.SolutionStore, fmt.Sprint("hash", i), filters.SolutionSubdir)
+		if err := os.MkdirAll(sol, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sol, "solve.sh"), []byte(fmt.Sprintf("echo %d\n", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	layout := filters.Layout()
 	layout[filters.StageFlaky] = fakeGate{}.Format()
 	merged := filepath.Join(dir, "merged")
 	sel := stagesOf(t, []string{filters.StageSelect}, 8, 3)[0].(pipeline.SetStage)
 	msum, _, err := pipeline.Merge(ctx, pipeline.MergeOptions{Layout: layout, RunDirs: dirs, RunDir: merged,
-		Output: filepath.Join(merged, "out.parquet"), Stages: []pipeline.SetStage{sel}})
+		Output: filepath.Join(merged, "out.parquet"), Stages: []pipeline.SetStage{sel}, Solutions: filters.SolutionStore})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,5 +196,11 @@ func TestSummaryProofCounts(t *testing.T) {
 	mstats, mkept := proofFigures(t, merged)
 	if !reflect.DeepEqual(mstats, stats) || !reflect.DeepEqual(msum.KeptByProof, mkept) {
 		t.Errorf("merged run: summary kept_by_proof %v, its decisions say %v and %+v", msum.KeptByProof, mkept, mstats)
+	}
+	for i := range dirs {
+		name := filepath.Join(merged, filters.SolutionStore, fmt.Sprint("hash", i), filters.SolutionSubdir, "solve.sh")
+		if data, err := os.ReadFile(name); err != nil || string(data) != fmt.Sprintf("echo %d\n", i) {
+			t.Errorf("shard %d's discovered solution in the merged run: %q, %v", i, data, err)
+		}
 	}
 }

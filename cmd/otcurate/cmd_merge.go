@@ -19,7 +19,8 @@ func newMergeCmd(g *globals) *cobra.Command {
 		Short:   "Combine the runs of `build --shard I/N` into one run and dataset",
 		Long: `merge combines the run directories of every shard of one pool (each made by
 ` + "`otcurate build --shard I/N`" + `, N of them) into the run one machine would have made:
-decisions, ledger, manifest, summary and report, then runs the deferred select stage
+decisions, ledger, manifest, summary, report and the discovered solutions (RUN_DIR/solutions;
+two shards holding different bytes for one task hash: the first is kept, with a warning), then runs the deferred select stage
 (--target, --seed, --stratify-by) over every shard's survivors and writes the dataset
 from the shards' outputs, in pool order. Shards are cut by content hash, so duplicates
 share a shard and dedup per shard equals dedup of the whole pool.`,
@@ -54,6 +55,7 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
 			defer lock.Unlock()
 			sum, _, err := pipeline.Merge(cmd.Context(), pipeline.MergeOptions{Layout: filters.Layout(),
 				RunDirs: args, RunDir: runDir, Output: out, Shards: shards, Stages: sets, Logger: g.logger,
+				Solutions: filters.SolutionStore,
 			})
 			return finishRun(cmd, g, sum, runDir, nil, err)
 		},
