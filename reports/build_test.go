@@ -179,12 +179,14 @@ func TestMayCount(t *testing.T) {
 		{Path: "a", Stage: "env", Verdict: pipeline.Keep, Reason: "stable"},
 		{Path: "a", Stage: "flaky", Verdict: pipeline.Keep, Reason: "stable", Evidence: &pipeline.Evidence{Runs: 5}},
 		{Path: `"evidence":{}`, Stage: "select", Verdict: pipeline.Keep, Reason: "selected", Detail: `"stage":"env"`},
+		{Path: "a", Stage: "flaky", Verdict: pipeline.Keep, Reason: "verifier_unproven", Proof: "none"},
+		{Path: `"proof":"none"`, Stage: "dedup", Verdict: pipeline.Keep, Reason: "unique"},
 	} {
 		line, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ignored := d.Verdict == pipeline.Keep && d.Evidence == nil && d.Stage != filters.StageEnv
+		ignored := d.Verdict == pipeline.Keep && d.Evidence == nil && d.Proof == "" && d.Stage != filters.StageEnv
 		if got := mayCount(line); got == ignored {
 			t.Errorf("mayCount(%s) = %v, want %v", line, got, !ignored)
 		}

@@ -24,7 +24,7 @@ func TestAttachSolutionsNeedsFlaky(t *testing.T) {
 // TestBuildProofLineAndAttach builds a pool of an oracle task, a task
 // proven by a --solutions entry and an unproven one on the fake sandbox
 // backend: the end-of-build printout states the proof split, the report
-// shows it, and with --attach-solutions the supplied solution is inside
+// shows it (and `otcurate report` prints it again), and with --attach-solutions the supplied solution is inside
 // the proven task's bundle in the output (the others unchanged).
 func TestBuildProofLineAndAttach(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -71,6 +71,9 @@ func TestBuildProofLineAndAttach(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q", want)
 		}
+	}
+	if again, code := run(t, "report", runDir); code != 0 || !strings.Contains(again, "kept 3: 1 oracle, 1 supplied, 0 policy, 1 unproven (verifier_unproven)\n") {
+		t.Errorf("otcurate report: exit %d, no proof line", code)
 	}
 	page, err := os.ReadFile(filepath.Join(runDir, "report.html"))
 	if err != nil || !strings.Contains(string(page), "1 of them with an unproven verifier") {
