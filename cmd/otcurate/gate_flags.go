@@ -101,5 +101,9 @@ func reportAttached(w io.Writer, logger *slog.Logger, a *filters.SolutionAttache
 	for _, m := range missed {
 		logger.Warn("--attach-solutions: written without a solution", "task", m)
 	}
-	fmt.Fprintf(w, "attach-solutions: %d kept tasks got their supplied or discovered solution as solution/, %d could not (warnings above)\n", len(a.Attached()), len(missed))
+	note := ""
+	if len(missed) > 0 {
+		note = " (named in the warnings above)"
+	}
+	fmt.Fprintf(w, "attach-solutions: %d kept tasks got their supplied or discovered solution as solution/, %d could not%s\n", len(a.Attached()), len(missed), note)
 }
