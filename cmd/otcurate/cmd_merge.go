@@ -19,11 +19,14 @@ func newMergeCmd(g *globals) *cobra.Command {
 		Short:   "Combine the runs of `build --shard I/N` into one run and dataset",
 		Long: `merge combines the run directories of every shard of one pool (each made by
 ` + "`otcurate build --shard I/N`" + `, N of them) into the run one machine would have made:
-decisions, ledger, manifest, summary, report and the discovered solutions (RUN_DIR/solutions;
-two shards holding different bytes for one task hash: the first is kept, with a warning), then runs the deferred select stage
+decisions, ledger, manifest, summary and report, then runs the deferred select stage
 (--target, --seed, --stratify-by) over every shard's survivors and writes the dataset
 from the shards' outputs, in pool order. Shards are cut by content hash, so duplicates
-share a shard and dedup per shard equals dedup of the whole pool.`,
+share a shard and dedup per shard equals dedup of the whole pool.
+
+The shards' discovered solutions (RUN_DIR/solutions) are copied into the merged run
+directory; two shards holding different bytes for one task hash keep the first, with a
+warning.`,
 		Example: `  for i in 0 1 2 3; do otcurate build --pool pool.parquet --shard $i/4 -o out/s$i.parquet --run-dir out/s$i; done
   otcurate merge out/s0 out/s1 out/s2 out/s3 --run-dir out/run -o out/tasks.parquet --target 5000 --seed 1`,
 		Args: cobra.MinimumNArgs(1),
