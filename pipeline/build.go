@@ -40,6 +40,21 @@ type BuildOptions struct {
 	// first pass and the output, which spares decoding the pool twice (see
 	// Engine.RetainBlobs). 0 means 64 MB; negative holds none.
 	RetainBlobBytes int64
+	// Attach, when set, may rewrite the bundles of kept tasks as the
+	// output is written (--attach-solutions). The rows it wants are read
+	// from the pool again, so it sees their solution_binary.
+	Attach Attacher
+}
+
+// Attacher rewrites the bundle of some kept tasks for the output.
+type Attacher interface {
+	// Wants reports, from the task's metadata alone, whether Attach may
+	// change its bundle. Tasks it does not want are written unchanged.
+	Wants(t *Task) bool
+	// Attach returns the bytes to write for t, whose pool row is rec
+	// (solution_binary included). Returning rec.Blob leaves it unchanged;
+	// an error stops the output.
+	Attach(t *Task, rec pool.Record) ([]byte, error)
 }
 
 // Build runs the stages over the pool, writes the run directory and, unless
@@ -125,7 +140,9 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 		sum.Errors = res.Errors()
 		sum.Interrupted = res.Interrupted
 		if !res.Interrupted {
-			sum.TasksKept = int64(len(res.Kept()))
+			kept := res.Kept()
+			sum.TasksKept = int64(len(kept))
+			sum.KeptByProof = rundir.KeptByProof(kept)
 		}
 	}
 	// The manifest (from memory) is written while the output is copied
@@ -194,8 +211,12 @@ func weightOf(rec pool.Record) int64 { return min(int64(len(rec.Blob))+1, output
 func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, error) {
 	keptList := res.Kept()
 	reread := make(map[int64]*Task)
+	attach := make(map[*Task]bool)
 	for _, t := range keptList {
-		if res.blobs[t] == nil {
+		if o.Attach != nil && o.Attach.Wants(t) {
+			attach[t] = true
+		}
+		if res.blobs[t] == nil || attach[t] {
 			reread[t.Index] = t
 		}
 	}
@@ -236,7 +257,7 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 		written := 0 // kept rows written, in order
 		for _, t := range keptList {
 			blob, held := res.blobs[t], int64(0) // held: budget taken by a row from the reader
-			if blob == nil {
+			if reread[t.Index] != nil {
 				rec, ok := <-recs
 				if !ok {
 					break // the reader stopped: its error says why
@@ -244,6 +265,8 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 				blob, held = rec.Blob, weightOf(rec)
 				if rec.Index != t.Index {
 					werr = fmt.Errorf("output: pool row %d read where row %d was expected", rec.Index, t.Index)
+				} else if attach[t] {
+					blob, werr = o.Attach.Attach(t, rec)
 				}
 			}
 			if werr == nil {

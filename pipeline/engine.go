@@ -556,6 +556,7 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 				sum.SandboxSeconds += ev.SandboxSeconds
 			}
 		}
+		sum.AddProof(out.Proof, out.Verdict, out.Evidence)
 		if i < len(durs) {
 			mark.Seconds = durs[i].Seconds()
 		}

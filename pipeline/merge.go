@@ -29,7 +29,11 @@ type MergeOptions struct {
 	// Layout is the run-directory format of the stages (their scores and
 	// evidence columns).
 	Layout rundir.Layout
-	Logger *slog.Logger
+	// Solutions is the name of the store of discovered solutions inside a
+	// run directory (filters.SolutionStore); every shard's is copied into
+	// the merged run's (see rundir.MergeSolutions). "" copies none.
+	Solutions string
+	Logger    *slog.Logger
 }
 
 // Merge combines the run directories of N shards of one pool into the run
@@ -134,11 +138,25 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 	if err := rundir.MergeLedgers(runs, filepath.Join(o.RunDir, rundir.LedgerFile)); err != nil {
 		return nil, nil, err
 	}
+	if o.Solutions != "" {
+		sm, err := rundir.MergeSolutions(runs, o.Solutions, filepath.Join(o.RunDir, o.Solutions))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range sm.Conflicts {
+			o.Logger.Warn("merge: two shards hold different discovered solutions under one task hash; the first was kept", "entry", c)
+		}
+		if sm.Copied+sm.Identical+len(sm.Conflicts) > 0 {
+			o.Logger.Info("merge: discovered solutions", "copied", sm.Copied, "identical", sm.Identical, "conflicts", len(sm.Conflicts))
+		}
+	}
 
 	sum.Funnel = res.Stages
 	sum.TasksIn = int64(len(res.Tasks))
 	sum.Errors = res.Errors()
-	sum.TasksKept = int64(len(res.Kept()))
+	kept := res.Kept()
+	sum.TasksKept = int64(len(kept))
+	sum.KeptByProof = rundir.KeptByProof(kept)
 	if sum.PoolRows > 0 && sum.TasksIn != sum.PoolRows {
 		return nil, nil, fmt.Errorf("merge: the shards hold %d tasks of a %d-row pool: a shard is missing or ran on another pool", sum.TasksIn, sum.PoolRows)
 	}

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,6 +46,46 @@ type BuildReport struct {
 	Runs           int64
 	SandboxSeconds float64
 	Reused         int64
+	// Proofs splits the verifier gate's decisions by the proof they stood
+	// on (empty when no decision records one), in the order of
+	// ProofKinds; UnprovenKept is how many tasks of the output have
+	// proof none.
+	Proofs       []ProofRow
+	UnprovenKept int64
+	// ProofMismatch names a disagreement between summary.json's
+	// kept_by_proof and what decisions.jsonl says (it should never happen).
+	ProofMismatch string
+}
+
+// ProofRow is one proof kind's line of the report, counted from
+// decisions.jsonl: the gate's decisions with that "proof", the tasks of
+// the output among them (no decision of any stage dropped them), and the
+// sandbox work the gate spent on them in this run.
+type ProofRow struct {
+	Proof, Meaning string
+	InOutput       int64 // tasks of the output (0 when the run was interrupted)
+	Kept, Dropped  int64 // the gate's verdicts
+	Runs           int64
+	SandboxSeconds float64
+	FromLedger     int64
+}
+
+// ProofKind is a verifier gate proof kind and what it means for a kept task.
+type ProofKind struct{ Proof, Meaning string }
+
+// ProofKinds are the verifier gate's proof kinds, in the report's order.
+var ProofKinds = []ProofKind{
+	{filters.ProofOracle, "the bundle's own solution/solve.sh scored 1"},
+	{filters.ProofSupplied, "a solution supplied beside the pool (solution_binary, --solutions, RUN_DIR/solutions) scored 1"},
+	{filters.ProofPolicy, "a policy attempt scored 1 and its replay reproduced the reward"},
+	{filters.ProofNone, "unproven: only the untouched environment was checked (scores 0); nothing showed a state the verifier scores 1"},
+}
+
+// proofTally is what readDecisions gathers for the proof rows.
+type proofTally struct {
+	rows    map[string]*ProofRow
+	proofOf map[int64]string // task index → proof of its gate decision
+	dropped map[int64]bool   // tasks some decision did not keep
 }
 
 // ReasonCount is a number of decisions of one stage with one reason.
@@ -110,6 +152,88 @@ func readSummary(runDir string) (*pipeline.Summary, error) {
 func (r *BuildReport) setSummary(sum *pipeline.Summary) {
 	r.Summary = sum
 	r.Runs, r.SandboxSeconds, r.Reused = sum.SandboxSpend()
+	r.UnprovenKept = 0
+	r.ProofMismatch = ""
+	if sum.Interrupted {
+		for i := range r.Proofs {
+			r.Proofs[i].InOutput = 0 // the run wrote no output
+		}
+		return
+	}
+	fromDecisions := map[string]int64{}
+	for _, p := range r.Proofs {
+		if p.InOutput > 0 {
+			fromDecisions[p.Proof] = p.InOutput
+		}
+		if p.Proof == filters.ProofNone {
+			r.UnprovenKept = p.InOutput
+		}
+	}
+	summary := map[string]int64{}
+	for k, n := range sum.KeptByProof {
+		if n > 0 {
+			summary[k] = n
+		}
+	}
+	if !maps.Equal(summary, fromDecisions) {
+		r.ProofMismatch = fmt.Sprintf("summary.json says the output holds %v by proof, decisions.jsonl %v", summary, fromDecisions)
+	}
+}
+
+// add counts one decision: its proof, if any, and whether it dropped the task.
+func (pt *proofTally) add(d pipeline.Decision) {
+	if d.Verdict != pipeline.Keep {
+		pt.dropped[d.Index] = true
+	}
+	if d.Proof == "" || d.Verdict == pipeline.Error {
+		return
+	}
+	pt.proofOf[d.Index] = d.Proof
+	row := pt.rows[d.Proof]
+	if row == nil {
+		row = &ProofRow{Proof: d.Proof}
+		pt.rows[d.Proof] = row
+	}
+	if d.Verdict == pipeline.Keep {
+		row.Kept++
+	} else {
+		row.Dropped++
+	}
+	switch ev := d.Evidence; {
+	case ev == nil:
+	case ev.FromLedger:
+		row.FromLedger++
+	default:
+		row.Runs += int64(ev.Runs)
+		row.SandboxSeconds += ev.SandboxSeconds
+	}
+}
+
+// finish returns the rows: every known kind once a decision records a
+// proof (so a kind with no task reads 0), then any other kind by name.
+func (pt *proofTally) finish() []ProofRow {
+	if len(pt.rows) == 0 {
+		return nil
+	}
+	for i, p := range pt.proofOf {
+		if !pt.dropped[i] {
+			pt.rows[p].InOutput++
+		}
+	}
+	var out []ProofRow
+	for _, k := range ProofKinds {
+		row := pt.rows[k.Proof]
+		if row == nil {
+			row = &ProofRow{Proof: k.Proof}
+		}
+		row.Meaning = k.Meaning
+		out = append(out, *row)
+		delete(pt.rows, k.Proof)
+	}
+	for _, k := range slices.Sorted(maps.Keys(pt.rows)) {
+		out = append(out, *pt.rows[k])
+	}
+	return out
 }
 
 // PendingReport is a build report whose decisions are being read while
@@ -208,11 +332,14 @@ func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, erro
 	seen := map[[2]string]bool{}
 	envs := map[string]*EnvStat{}
 	dist := map[string][]float64{}
+	pt := &proofTally{rows: map[string]*ProofRow{}, proofOf: map[int64]string{}, dropped: map[int64]bool{}}
 	if err := rundir.EachDecisionWhere(name, filters.Layout(), mayCount, func(d pipeline.Decision) error {
+		pt.add(d)
 		return r.addDecision(d, drops, errs, seen, envs, dist, envOf)
 	}); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	r.Proofs = pt.finish()
 	r.Drops, r.Errors = sortCounts(drops), sortCounts(errs)
 	for _, e := range envs {
 		r.Environments = append(r.Environments, *e)
@@ -235,13 +362,14 @@ func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, erro
 }
 
 // mayCount is false for the lines addDecision would ignore: keeps with no
-// evidence outside the env stage, which are most lines of a large run.
+// evidence and no proof outside the env stage, which are most lines of a large run.
 // The test is on the raw line and errs towards true: encoding/json writes
 // no spaces and escapes every quote inside strings, so the quoted key
 // sequences below appear only as the decision's own fields.
 func mayCount(line []byte) bool {
 	return !bytes.Contains(line, []byte(`"verdict":"keep"`)) ||
 		bytes.Contains(line, []byte(`"evidence":`)) ||
+		bytes.Contains(line, []byte(`"proof":`)) ||
 		bytes.Contains(line, []byte(`"stage":"env"`))
 }
 
@@ -460,12 +588,23 @@ td.n{text-align:right}pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;f
 <h1>otcurate build</h1>
 {{with .R.Summary}}<p>Pool <code>{{.Pool}}</code> · run directory <code>{{$.R.Dir}}</code> · {{.StartedAt.Format "2006-01-02 15:04:05"}} UTC ·
 {{printf "%.1f" .WallSeconds}} s wall{{if .Interrupted}} · <b class="warn">INTERRUPTED: re-run the same command to resume</b>{{end}}</p>
-<p><b>{{.TasksIn}}</b> tasks in, <b>{{.TasksKept}}</b> kept ({{pct .TasksKept .TasksIn}}), {{.Errors}} undecided (infrastructure).
+<p><b>{{.TasksIn}}</b> tasks in, <b>{{.TasksKept}}</b> kept ({{pct .TasksKept .TasksIn}}){{if $.R.Proofs}}{{if not .Interrupted}}, <b{{if $.R.UnprovenKept}} class="warn"{{end}}>{{$.R.UnprovenKept}} of them with an unproven verifier</b> (see Verifier proof){{end}}{{end}}, {{.Errors}} undecided (infrastructure).
 Stages: {{range $i, $s := .Stages}}{{if $i}} → {{end}}{{$s}}{{end}}.{{end}}
 Sandboxes: {{.R.Runs}} verifier runs and {{printf "%.0f" .R.SandboxSeconds}} sandbox-seconds this run; {{.R.Reused}} verdicts reused from the ledger ({{.R.Summary.LedgerHits}} ledger hits).</p>
 {{range .R.Summary.Output}}<p>Output: <code>{{.}}</code></p>{{end}}
 
-<h2>Funnel</h2>{{.Funnel}}
+{{if .R.Proofs}}<h2>Verifier proof</h2>
+{{with .R.Summary}}{{if .Interrupted}}<p class="warn">The run was interrupted: no output was written; the counts below are the gate's decisions so far.</p>
+{{else}}<p>Of the <b>{{.TasksKept}}</b> kept tasks, <b{{if $.R.UnprovenKept}} class="warn"{{end}}>{{$.R.UnprovenKept}} ({{pct $.R.UnprovenKept .TasksKept}}) have an unproven verifier</b>:
+the flaky stage kept them as <code>verifier_unproven</code> (proof <code>none</code>) because nothing showed that a correct solution scores 1.
+<code>--require-proof</code> drops such tasks; <code>--policy</code> (or <code>--solutions</code>) gives them a chance of a proof.</p>{{end}}{{end}}
+{{if .R.ProofMismatch}}<p class="warn">Inconsistent run directory: {{.R.ProofMismatch}}.</p>{{end}}
+<table><tr><th>proof</th><th>in output</th><th>kept by flaky</th><th>dropped by flaky</th><th>runs</th><th>sandbox s</th><th>from ledger</th><th>what it means</th></tr>
+{{range .R.Proofs}}<tr><td><code>{{.Proof}}</code></td><td class="n">{{.InOutput}}</td><td class="n">{{.Kept}}</td><td class="n">{{.Dropped}}</td><td class="n">{{.Runs}}</td><td class="n">{{printf "%.0f" .SandboxSeconds}}</td><td class="n">{{.FromLedger}}</td><td>{{.Meaning}}</td></tr>
+{{end}}</table>
+<p style="font-size:12px">Counted from decisions.jsonl: the flaky stage's lines by their <code>proof</code>; "in output" are those tasks no decision of any stage dropped; runs and sandbox-seconds are what the gate spent on them in this run (the negative side included), decisions served from the ledger cost nothing now; undecided (error) decisions carry no proof and their spend is not in these rows.</p>
+
+{{end}}<h2>Funnel</h2>{{.Funnel}}
 <table><tr><th>stage</th><th>in</th><th>kept</th><th>dropped</th><th>errors</th><th>runs</th><th>sandbox s</th><th>from ledger</th><th>wall s</th></tr>
 {{range .R.Summary.Funnel}}<tr><td>{{.Stage}}</td><td class="n">{{.In}}</td><td class="n">{{.Kept}}</td><td class="n">{{.Dropped}}</td><td class="n">{{.Errors}}</td>
 <td class="n">{{.Runs}}</td><td class="n">{{printf "%.0f" .SandboxSeconds}}</td><td class="n">{{.FromLedger}}</td><td class="n">{{printf "%.1f" .Seconds}}</td></tr>

@@ -179,14 +179,122 @@ func TestMayCount(t *testing.T) {
 		{Path: "a", Stage: "env", Verdict: pipeline.Keep, Reason: "stable"},
 		{Path: "a", Stage: "flaky", Verdict: pipeline.Keep, Reason: "stable", Evidence: &pipeline.Evidence{Runs: 5}},
 		{Path: `"evidence":{}`, Stage: "select", Verdict: pipeline.Keep, Reason: "selected", Detail: `"stage":"env"`},
+		{Path: "a", Stage: "flaky", Verdict: pipeline.Keep, Reason: "verifier_unproven", Proof: "none"},
+		{Path: `"proof":"none"`, Stage: "dedup", Verdict: pipeline.Keep, Reason: "unique"},
 	} {
 		line, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ignored := d.Verdict == pipeline.Keep && d.Evidence == nil && d.Stage != filters.StageEnv
+		ignored := d.Verdict == pipeline.Keep && d.Evidence == nil && d.Proof == "" && d.Stage != filters.StageEnv
 		if got := mayCount(line); got == ignored {
 			t.Errorf("mayCount(%s) = %v, want %v", line, got, !ignored)
 		}
+	}
+}
+
+// proofRunDir copies testdata/proofrun: a run of validate, flaky and
+// select whose gate decisions stand on every proof kind (one served from
+// the ledger, one error without a proof) and whose select drops one
+// unproven task.
+func proofRunDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{rundir.SummaryFile, rundir.DecisionsFile} {
+		data, err := os.ReadFile(filepath.Join("testdata", "proofrun", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestBuildReportProofs checks the report's proof table against the
+// fixture's decisions (counted by hand below) and against summary.json's
+// figures, which must agree with them.
+func TestBuildReportProofs(t *testing.T) {
+	dir := proofRunDir(t)
+	r, err := LoadBuildReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ProofRow{
+		{Proof: "oracle", InOutput: 2, Kept: 2, Runs: 14, SandboxSeconds: 20, FromLedger: 1},
+		{Proof: "supplied", InOutput: 1, Kept: 1, Runs: 14, SandboxSeconds: 12},
+		{Proof: "policy", InOutput: 1, Kept: 1, Dropped: 1, Runs: 22, SandboxSeconds: 150},
+		{Proof: "none", InOutput: 2, Kept: 3, Dropped: 1, Runs: 20, SandboxSeconds: 25},
+	}
+	if len(r.Proofs) != len(want) {
+		t.Fatalf("proof rows %+v", r.Proofs)
+	}
+	for i, w := range want {
+		got := r.Proofs[i]
+		got.Meaning = ""
+		if got != w {
+			t.Errorf("row %d: %+v, want %+v", i, got, w)
+		}
+	}
+	if r.UnprovenKept != 2 || r.ProofMismatch != "" {
+		t.Errorf("unproven kept %d, mismatch %q", r.UnprovenKept, r.ProofMismatch)
+	}
+	// summary.json says the same, stage line and output.
+	var flaky *pipeline.StageSummary
+	for _, f := range r.Summary.Funnel {
+		if f.Stage == "flaky" {
+			flaky = f
+		}
+	}
+	for _, row := range r.Proofs {
+		p := flaky.Proofs[row.Proof]
+		if p == nil || p.Kept != row.Kept || p.Dropped != row.Dropped || p.Runs != row.Runs || p.SandboxSeconds != row.SandboxSeconds ||
+			p.FromLedger != row.FromLedger || r.Summary.KeptByProof[row.Proof] != row.InOutput {
+			t.Errorf("%s: summary.json %+v (output %d), decisions.jsonl %+v", row.Proof, p, r.Summary.KeptByProof[row.Proof], row)
+		}
+	}
+
+	var b bytes.Buffer
+	r.Dir = "RUN_DIR"
+	if err := r.Render(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "proofrun.report.html")
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g, err := os.ReadFile(golden); err != nil || !bytes.Equal(g, b.Bytes()) {
+		t.Errorf("report differs from %s (run with -update after checking the change): %v", golden, err)
+	}
+	for _, s := range []string{"<b class=\"warn\">2 of them with an unproven verifier</b>", "<b class=\"warn\">2 (33.3%) have an unproven verifier</b>", "<h2>Verifier proof</h2>"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+
+	// A summary that disagrees with the decisions is said to.
+	r.Summary.KeptByProof["none"] = 3
+	r.setSummary(r.Summary)
+	if !strings.Contains(r.ProofMismatch, "decisions.jsonl") {
+		t.Errorf("a summary claiming 3 unproven tasks where the decisions show 2 was not flagged: %q", r.ProofMismatch)
+	}
+}
+
+// TestBuildReportWithoutProofs: a run whose decisions record no proof
+// (no gate, or one from before proofs) has no proof section.
+func TestBuildReportWithoutProofs(t *testing.T) {
+	r, err := LoadBuildReport(buildRunDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.Render(&b); err != nil {
+		t.Fatal(err)
+	}
+	if r.Proofs != nil || strings.Contains(b.String(), "Verifier proof") || strings.Contains(b.String(), "unproven") {
+		t.Errorf("proof rows %+v in a run without proofs", r.Proofs)
 	}
 }

@@ -61,3 +61,35 @@ func TestWriteSummary(t *testing.T) {
 		t.Error("an interrupted run is not said to be interrupted")
 	}
 }
+
+// TestProofLine: the end-of-build line states the output's proof split,
+// every kind named even at 0, and nothing when no proof was recorded or
+// the run was interrupted.
+func TestProofLine(t *testing.T) {
+	cases := []struct {
+		name string
+		sum  pipeline.Summary
+		want string
+	}{
+		{"mixed", pipeline.Summary{TasksKept: 31, KeptByProof: map[string]int64{"oracle": 24, "none": 7}},
+			"kept 31: 24 oracle, 0 supplied, 0 policy, 7 unproven (verifier_unproven)"},
+		{"all kinds", pipeline.Summary{TasksKept: 10, KeptByProof: map[string]int64{"oracle": 1, "supplied": 2, "policy": 3, "none": 4}},
+			"kept 10: 1 oracle, 2 supplied, 3 policy, 4 unproven (verifier_unproven)"},
+		{"unknown kind and unrecorded", pipeline.Summary{TasksKept: 5, KeptByProof: map[string]int64{"oracle": 2, "zeta": 1}},
+			"kept 5: 2 oracle, 0 supplied, 0 policy, 0 unproven (verifier_unproven), 1 zeta, 2 without a recorded proof"},
+		{"no gate", pipeline.Summary{TasksKept: 5}, ""},
+		{"interrupted", pipeline.Summary{TasksKept: 0, Interrupted: true, KeptByProof: map[string]int64{"oracle": 2}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ProofLine(&c.sum); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+			var buf bytes.Buffer
+			WriteSummary(&buf, &c.sum)
+			if c.want != "" && !strings.Contains(buf.String(), c.want+"\n") {
+				t.Errorf("WriteSummary lacks the proof line:\n%s", buf.String())
+			}
+		})
+	}
+}

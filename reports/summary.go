@@ -3,8 +3,11 @@ package reports
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
 )
 
@@ -28,6 +31,9 @@ func WriteSummary(w io.Writer, s *pipeline.Summary) {
 		}
 		fmt.Fprintf(w, "%-13s %8d %8d %8d %7d  %s\n", st.Stage, st.In, st.Kept, st.Dropped, st.Errors, strings.Join(top, " "))
 	}
+	if line := ProofLine(s); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	runs, secs, fromLedger := s.SandboxSpend()
 	if runs > 0 || fromLedger > 0 {
 		fmt.Fprintf(w, "sandboxes: %d runs, %.0f sandbox-seconds this run; %d verdicts reused from the ledger\n", runs, secs, fromLedger)
@@ -35,4 +41,35 @@ func WriteSummary(w io.Writer, s *pipeline.Summary) {
 	for _, f := range s.Output {
 		fmt.Fprintf(w, "wrote %s\n", f)
 	}
+}
+
+// ProofLine states the proof split of a run's output in one line, "kept
+// 31: 24 oracle, 0 supplied, 0 policy, 7 unproven (verifier_unproven)",
+// from summary.json's kept_by_proof; "" when no stage recorded a proof or
+// the run was interrupted (it wrote no output).
+func ProofLine(s *pipeline.Summary) string {
+	if s.KeptByProof == nil || s.Interrupted {
+		return ""
+	}
+	var parts []string
+	var counted int64
+	for _, k := range ProofKinds {
+		n := s.KeptByProof[k.Proof]
+		counted += n
+		if k.Proof == filters.ProofNone {
+			parts = append(parts, fmt.Sprintf("%d unproven (%s)", n, filters.ReasonVerifierUnproven))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, k.Proof))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.KeptByProof)) {
+		if !slices.ContainsFunc(ProofKinds, func(p ProofKind) bool { return p.Proof == k }) {
+			counted += s.KeptByProof[k]
+			parts = append(parts, fmt.Sprintf("%d %s", s.KeptByProof[k], k))
+		}
+	}
+	if rest := s.TasksKept - counted; rest > 0 {
+		parts = append(parts, fmt.Sprintf("%d without a recorded proof", rest))
+	}
+	return fmt.Sprintf("kept %d: %s", s.TasksKept, strings.Join(parts, ", "))
 }

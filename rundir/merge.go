@@ -91,6 +91,15 @@ func (dst *StageSummary) Add(src *StageSummary) {
 	dst.Runs += src.Runs
 	dst.SandboxSeconds += src.SandboxSeconds
 	dst.FromLedger += src.FromLedger
+	for k, p := range src.Proofs {
+		if dst.Proofs == nil {
+			dst.Proofs = map[string]*ProofStat{}
+		}
+		if dst.Proofs[k] == nil {
+			dst.Proofs[k] = &ProofStat{}
+		}
+		dst.Proofs[k].add(p)
+	}
 }
 
 // MergeLedgers concatenates the shards' ledgers into the file name (entries are keyed by
@@ -221,4 +230,148 @@ func (m *ShardOutputs) Each(parent context.Context, skip func(int64) bool, fn fu
 		}
 	}
 	return parent.Err()
+}
+
+// SolutionsMerge is what MergeSolutions did.
+type SolutionsMerge struct {
+	Copied    int // entries copied into the merged store
+	Identical int // entries a later shard (or the merged store) already held byte for byte
+	// Conflicts describe entries two shards hold with different bytes:
+	// the first shard's (in the order of the run directories) was kept.
+	Conflicts []string
+}
+
+// MergeSolutions copies every shard's store of discovered solutions
+// (RUN_DIR/<store>/<key>/..., the key a sha256 of the task's bytes) into
+// dst, one entry (a key's directory) at a time, so the merged run
+// directory finds the proofs its shards paid for. An entry several shards
+// hold must be the same bytes (same key, same task); when they differ the
+// first is kept and the difference reported, never mixed file by file.
+// An entry already in dst counts as the first. Shards without a store are
+// skipped.
+func MergeSolutions(runs []*ShardRun, store, dst string) (SolutionsMerge, error) {
+	var res SolutionsMerge
+	from := map[string]string{} // key → the shard directory its entry came from
+	for _, r := range runs {
+		src := filepath.Join(r.Dir, store)
+		keys, err := os.ReadDir(src)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("merge: solutions: %w", err)
+		}
+		for _, k := range keys {
+			if !k.IsDir() {
+				continue
+			}
+			entry, err := readEntry(filepath.Join(src, k.Name()))
+			if err != nil {
+				return res, fmt.Errorf("merge: solutions: %w", err)
+			}
+			target := filepath.Join(dst, k.Name())
+			have, err := readEntry(target)
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				if err := writeEntry(target, entry); err != nil {
+					return res, fmt.Errorf("merge: solutions: %w", err)
+				}
+				from[k.Name()] = r.Dir
+				res.Copied++
+			case err != nil:
+				return res, fmt.Errorf("merge: solutions: %w", err)
+			case entriesEqual(have, entry):
+				res.Identical++
+				if from[k.Name()] == "" {
+					from[k.Name()] = r.Dir
+				}
+			default:
+				first := from[k.Name()]
+				if first == "" {
+					first = "the merged run directory (from an earlier merge)"
+				}
+				res.Conflicts = append(res.Conflicts, fmt.Sprintf("%s: the entry in %s differs from the one taken from %s, which was kept", k.Name(), src, first))
+			}
+		}
+	}
+	return res, nil
+}
+
+// entryFile is one file of a solutions entry.
+type entryFile struct {
+	data []byte
+	mode os.FileMode
+}
+
+// readEntry reads the regular files below dir by slash-separated path.
+func readEntry(dir string) (map[string]entryFile, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	out := map[string]entryFile{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = entryFile{data: data, mode: info.Mode().Perm()}
+		return nil
+	})
+	return out, err
+}
+
+func entriesEqual(a, b map[string]entryFile) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || x.mode != y.mode || !bytes.Equal(x.data, y.data) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeEntry writes an entry as dir, whole: into a temporary sibling
+// renamed into place, so an interrupted merge leaves no half entry.
+func writeEntry(dir string, files map[string]entryFile) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".merging-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for rel, f := range files {
+		name := filepath.Join(tmp, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(name, f.data, f.mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(name, f.mode); err != nil { // not narrowed by the umask
+			return err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dir)
 }

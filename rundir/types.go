@@ -122,6 +122,61 @@ type StageSummary struct {
 	Runs           int64   `json:"runs,omitempty"`
 	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
 	FromLedger     int64   `json:"from_ledger,omitempty"`
+	// Proofs splits the decisions that carry a proof (the verifier gate's:
+	// oracle, supplied, policy, none) by proof kind; nil for other stages.
+	// Decisions with an error verdict carry no proof and are not in it.
+	Proofs map[string]*ProofStat `json:"proofs,omitempty"`
+}
+
+// ProofStat is what a stage decided and spent on the tasks whose verdict
+// stood on one kind of proof: the counts of decisions.jsonl lines of the
+// stage with that "proof", and the sum of their evidence.
+type ProofStat struct {
+	Kept    int64 `json:"kept"`
+	Dropped int64 `json:"dropped"`
+	// Runs and SandboxSeconds are this run's spend (decisions served from
+	// the ledger cost nothing now and are counted in FromLedger).
+	Runs           int64   `json:"runs"`
+	SandboxSeconds float64 `json:"sandbox_seconds"`
+	FromLedger     int64   `json:"from_ledger,omitempty"`
+}
+
+// AddProof counts one decision of the stage that carries a proof: its
+// verdict and, unless it came from the ledger, its evidence's spend.
+func (s *StageSummary) AddProof(proof string, v Verdict, ev *Evidence) {
+	if proof == "" || v == Error {
+		return
+	}
+	if s.Proofs == nil {
+		s.Proofs = map[string]*ProofStat{}
+	}
+	p := s.Proofs[proof]
+	if p == nil {
+		p = &ProofStat{}
+		s.Proofs[proof] = p
+	}
+	if v == Keep {
+		p.Kept++
+	} else {
+		p.Dropped++
+	}
+	switch {
+	case ev == nil:
+	case ev.FromLedger:
+		p.FromLedger++
+	default:
+		p.Runs += int64(ev.Runs)
+		p.SandboxSeconds += ev.SandboxSeconds
+	}
+}
+
+// add sums another run's line of the same proof kind into p.
+func (p *ProofStat) add(src *ProofStat) {
+	p.Kept += src.Kept
+	p.Dropped += src.Dropped
+	p.Runs += src.Runs
+	p.SandboxSeconds += src.SandboxSeconds
+	p.FromLedger += src.FromLedger
 }
 
 // NewStageSummary is an empty funnel line.
@@ -152,6 +207,30 @@ type Summary struct {
 	// only the shard's).
 	PoolRows int64           `json:"pool_rows,omitempty"`
 	Funnel   []*StageSummary `json:"funnel"`
+	// KeptByProof splits the output's tasks (TasksKept) by the proof their
+	// verifier gate decision stood on (see StageSummary.Proofs); nil when
+	// no stage of the run records a proof. A task is counted under the
+	// proof of its gate decision in decisions.jsonl.
+	KeptByProof map[string]int64 `json:"kept_by_proof,omitempty"`
+}
+
+// KeptByProof counts kept tasks by the proof of their mark of the stage
+// that records one; nil when none of them has such a mark.
+func KeptByProof(kept []*Task) map[string]int64 {
+	var out map[string]int64
+	for _, t := range kept {
+		for _, m := range t.Marks {
+			if m.Proof == "" {
+				continue
+			}
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[m.Proof]++
+			break
+		}
+	}
+	return out
 }
 
 // SandboxSpend sums what the sandbox stages spent in this run (runs and

@@ -125,7 +125,10 @@ DIR/<task path>/solution/; RUN_DIR/solutions/<sha256 of task_binary>/solution/) 
 1 in every one of --flaky-repeats runs over two fresh sandboxes (stopping at the first
 disagreement); every run under 20 s. A task with no positive evidence is kept as
 verifier_unproven (manifest proof=none), or dropped as unproven with --require-proof; the
-manifest's proof column says oracle, supplied, policy or none.
+manifest's proof column says oracle, supplied, policy or none. The output keeps the
+reference shape (path, task_binary) and the pool's bytes; --attach-solutions adds the
+supplied or discovered solution that proved a kept task as solution/ inside its
+task_binary (tasks that ship none; every other bundle unchanged).
 
 lint checks (reason codes; default action): tests_in_image (drop: test.sh, the files it
 runs or an expected-output file is byte-identical to a file the Dockerfile copies into the
@@ -222,6 +225,10 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 			fopts.Difficulty.Prior = fopts.Prover.Log
 		}
 	}
+	attach, err := o.gate.attacher(fopts, names)
+	if err != nil {
+		return err
+	}
 	lock, err := lockRunDir(cmd, g.logger, o.runDir)
 	if err != nil {
 		return err
@@ -257,14 +264,26 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	var report *reports.PendingReport
 	sum, _, err := pipeline.Build(ctx, pipeline.BuildOptions{
 		Source: src, Stages: stages, Output: o.out, Shards: o.shards, RunDir: o.runDir,
-		Workers: g.workers, Limits: g.limits(), Logger: logger, Progress: progress, Shard: shard,
+		Workers: g.workers, Limits: g.limits(), Logger: logger, Progress: progress, Shard: shard, Attach: attacherOrNil(attach),
 		AfterStages: func(res *pipeline.Result) {
 			report = reports.StartBuildReport(o.runDir, reports.EnvHashesOf(res.Tasks))
 			warnUnknownSolutions(logger, o.gate.solutions, solutionKeys, res.Tasks)
 		},
 	})
 	wait()
+	if err == nil {
+		reportAttached(cmd.OutOrStdout(), g.logger, attach)
+	}
 	return finishRun(cmd, g, sum, o.runDir, report, err)
+}
+
+// attacherOrNil keeps a nil *SolutionAttacher from becoming a non-nil
+// pipeline.Attacher.
+func attacherOrNil(a *filters.SolutionAttacher) pipeline.Attacher {
+	if a == nil {
+		return nil
+	}
+	return a
 }
 
 // finishRun ends a build, filter or merge: the funnel on stdout, the

@@ -25,7 +25,11 @@ decisions, ledger, manifest, summary and report, then runs near_dup_shards (near
 shard's near_dup saved) and the deferred select stage (--target, --seed, --stratify-by)
 over every shard's survivors and writes the dataset
 from the shards' outputs, in pool order. Shards are cut by content hash, so duplicates
-share a shard and dedup per shard equals dedup of the whole pool.`,
+share a shard and dedup per shard equals dedup of the whole pool.
+
+The shards' discovered solutions (RUN_DIR/solutions) are copied into the merged run
+directory; two shards holding different bytes for one task hash keep the first, with a
+warning.`,
 		Example: `  for i in 0 1 2 3; do otcurate build --pool pool.parquet --shard $i/4 -o out/s$i.parquet --run-dir out/s$i; done
   otcurate merge out/s0 out/s1 out/s2 out/s3 --run-dir out/run -o out/tasks.parquet --target 5000 --seed 1`,
 		Args: cobra.MinimumNArgs(1),
@@ -62,6 +66,7 @@ share a shard and dedup per shard equals dedup of the whole pool.`,
 			defer lock.Unlock()
 			sum, _, err := pipeline.Merge(cmd.Context(), pipeline.MergeOptions{Layout: filters.Layout(),
 				RunDirs: args, RunDir: runDir, Output: out, Shards: shards, Stages: sets, Logger: g.logger,
+				Solutions: filters.SolutionStore,
 			})
 			return finishRun(cmd, g, sum, runDir, nil, err)
 		},

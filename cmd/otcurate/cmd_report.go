@@ -20,7 +20,8 @@ func newReportCmd(g *globals) *cobra.Command {
 		Long: `report rewrites RUN_DIR/report.html, a self-contained page (no scripts, no network)
 computed only from the run's files: for build and filter runs (summary.json,
 decisions.jsonl, tasks.parquet) the funnel, drops by reason, duration histograms,
-unique environments and one example per reason with its log excerpt; for train runs
+unique environments, the verifier gate's proof split (printed here in one line too) and one
+example per reason with its log excerpt; for train runs
 (metrics.jsonl, eval.jsonl) the learning curves.`,
 		Example: `  otcurate report out/demo/run`,
 		Args:    cobra.ExactArgs(1),
@@ -29,7 +30,13 @@ unique environments and one example per reason with its log excerpt; for train r
 			var err error
 			switch {
 			case exists(filepath.Join(dir, rundir.SummaryFile)):
-				err = reports.WriteBuildReport(dir)
+				if err = reports.WriteBuildReport(dir); err == nil {
+					if sum, serr := rundir.ReadSummary(dir); serr == nil {
+						if line := reports.ProofLine(sum); line != "" {
+							fmt.Fprintln(cmd.OutOrStdout(), line)
+						}
+					}
+				}
 			case exists(filepath.Join(dir, "metrics.jsonl")):
 				err = reports.WriteTrainReport(dir)
 			default:

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -18,12 +21,14 @@ type gateOptions struct {
 	nopSessions  int
 	solutions    string
 	requireProof bool
+	attach       bool
 }
 
 func (o *gateOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.nopRepeats, "nop-repeats", filters.DefaultNopRepeats, "flaky stage: verifier runs on the untouched environment per task (every one must score 0; stops at the first disagreement)")
 	f.IntVar(&o.nopSessions, "nop-sessions", 2, "flaky stage: fresh sandboxes the --nop-repeats runs are spread over")
 	f.StringVar(&o.solutions, "solutions", "", "flaky stage: solutions for tasks that ship none, as DIR/<task path>/solution/solve.sh (or DIR/<sha256 of task_binary>/solution/, the layout of RUN_DIR/solutions)")
+	f.BoolVar(&o.attach, "attach-solutions", false, "output: put the supplied or policy-discovered solution that proved a kept task as solution/ into its task_binary (tasks that ship none; other bundles unchanged)")
 	f.BoolVar(&o.requireProof, "require-proof", false, "flaky stage: drop tasks without positive evidence (no oracle, supplied solution or policy proof) as unproven instead of keeping them as verifier_unproven")
 }
 
@@ -72,4 +77,33 @@ func warnUnknownSolutions(logger *slog.Logger, dir string, keys []string, tasks 
 	}
 	shown := unknown[:min(len(unknown), 10)]
 	logger.Warn("--solutions: entries that match no task path of the pool were not used", "dir", dir, "count", len(unknown), "entries", shown)
+}
+
+// attacher is the output's --attach-solutions, nil when not asked for.
+// It needs the flaky stage, whose proofs say which tasks get a solution.
+func (o *gateOptions) attacher(fo filters.Options, names []string) (*filters.SolutionAttacher, error) {
+	if !o.attach {
+		return nil, nil
+	}
+	if !slices.Contains(names, filters.StageFlaky) {
+		return nil, usageErr(fmt.Errorf("--attach-solutions attaches the solutions the flaky stage proved tasks with: it needs the flaky stage"))
+	}
+	return &filters.SolutionAttacher{Solutions: fo.Solutions, Limits: fo.Limits}, nil
+}
+
+// reportAttached says what --attach-solutions did: how many bundles got
+// a solution, and each task it chose whose solution could not be attached.
+func reportAttached(w io.Writer, logger *slog.Logger, a *filters.SolutionAttacher) {
+	if a == nil {
+		return
+	}
+	missed := a.Missed()
+	for _, m := range missed {
+		logger.Warn("--attach-solutions: written without a solution", "task", m)
+	}
+	note := ""
+	if len(missed) > 0 {
+		note = " (named in the warnings above)"
+	}
+	fmt.Fprintf(w, "attach-solutions: %d kept tasks got their supplied or discovered solution as solution/, %d could not%s\n", len(a.Attached()), len(missed), note)
 }
