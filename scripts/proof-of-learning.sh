@@ -57,7 +57,7 @@ N_TRAIN=${N_TRAIN:-96}
 # any measurement; see `go doc poolgen.ShellVariantIDs` for the list).
 HELDOUT_VARIANTS=${HELDOUT_VARIANTS:-grep_count/v2,sort_unique/v2,csv_sum/v2,word_count/v2,rename_files/v2,top_words/v2,count_files/v2,case_convert/v2}
 BIN=${BIN:-bin/otcurate}
-[ -x "$BIN" ] || make -s build >/dev/null
+make -s build >/dev/null # always: a stale binary lacks flags the script passes
 mkdir -p "$OUT/splits"
 # One script per OUT: a second one would regenerate the splits and clear the
 # run directories under the first one's runs.
