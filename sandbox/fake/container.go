@@ -49,6 +49,13 @@ type container struct {
 	exitCode int           // valid after exited
 	exitErr  error
 	logMu    sync.Mutex
+
+	pidNS nsID // the init's PID namespace, as this host sees it
+
+	// wrappers: the nsenter processes of running execs and terminals
+	// (see procs.go for why Stop must keep them reaping).
+	wrapMu   sync.Mutex
+	wrappers map[*os.Process]struct{}
 }
 
 // meta is the label file of a sandbox's state directory, read by GC.
@@ -131,6 +138,11 @@ func (b *Backend) startContainer(ctx context.Context, spec containerSpec) (*cont
 		c.remove()
 		return nil, err
 	}
+	if c.pidNS, err = pidNamespace(c.pid); err != nil {
+		c.kill()
+		c.remove()
+		return nil, infra("start sandbox", err)
+	}
 	m.Pid, m.Start = c.pid, c.start
 	if err := writeMeta(c.dir, m); err != nil {
 		c.kill()
@@ -173,13 +185,58 @@ func (c *container) alive() bool {
 	}
 }
 
+const (
+	// killGrace is how long kill lets the wrappers reap their children
+	// (continued every killTick) before it kills them too.
+	killGrace = 5 * time.Second
+	killTick  = 50 * time.Millisecond
+	// killBound is how long kill waits for the init at most.
+	killBound = 30 * time.Second
+)
+
 // kill ends the init; the kernel then kills every process of its PID
-// namespace, and the mount namespace with its mounts goes away.
-func (c *container) kill() {
+// namespace, and the mount namespace with its mounts goes away. The init
+// finishes exiting only once every process of the namespace is reaped,
+// including those whose parent is an nsenter wrapper outside it: kill
+// keeps the wrappers running (SIGCONT) so they reap, kills them after
+// killGrace (their dead children then go to this host's init or a
+// subreaper), and gives up after killBound with an error naming what is
+// left (the goroutine waiting for the init then ends whenever the kernel
+// lets it). It returns in bounded time.
+func (c *container) kill() error {
 	if c.alive() {
+		c.signalWrappers(syscall.SIGCONT)
 		_ = c.cmd.Process.Kill()
 	}
-	<-c.exited
+	select {
+	case <-c.exited:
+		return nil
+	default:
+	}
+	start := time.Now()
+	tick := time.NewTicker(killTick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.exited:
+			return nil
+		case <-tick.C:
+		}
+		c.signalWrappers(syscall.SIGCONT)
+		if time.Since(start) > killGrace {
+			c.signalWrappers(syscall.SIGKILL)
+		}
+		if time.Since(start) > killBound {
+			var left []string
+			if procs, err := nsProcs(c.pidNS); err == nil {
+				for _, p := range procs {
+					left = append(left, fmt.Sprintf("%d(%c, parent %d)", p.pid, p.state, p.ppid))
+				}
+			}
+			return fmt.Errorf("the init (pid %d) did not exit within %s; %d wrappers running; processes left in its namespace: %s",
+				c.pid, killBound, c.wrapperCount(), strings.Join(left, " "))
+		}
+	}
 }
 
 // remove deletes the state directory (the tmpfs was mounted only inside

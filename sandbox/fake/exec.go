@@ -162,6 +162,7 @@ func (c *container) run(ctx context.Context, p proc, stdout, stderr io.Writer, t
 		errR.Close()
 		return 0, false, infra("exec", err)
 	}
+	c.addWrapper(cmd.Process)
 	copied := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(stdout, outR); copied <- struct{}{} }()
 	go func() { _, _ = io.Copy(stderr, errR); copied <- struct{}{} }()
@@ -194,6 +195,7 @@ func (c *container) run(ctx context.Context, p proc, stdout, stderr io.Writer, t
 	errR.Close()
 	<-drained
 	_ = cmd.Wait()
+	c.dropWrapper(cmd.Process)
 	if ctxErr != nil {
 		return 0, false, fmt.Errorf("exec: %w", ctxErr)
 	}

@@ -23,6 +23,13 @@ import (
 func newBackend(t *testing.T) *Backend {
 	t.Helper()
 	t.Parallel()
+	return newSerialBackend(t)
+}
+
+// newSerialBackend is newBackend for a test that must not run in
+// parallel with the others (it changes process-wide state).
+func newSerialBackend(t *testing.T) *Backend {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("OTCURATE_REQUIRE_FAKE") == "1" {
 			t.Fatal("the fake sandbox backend needs root")

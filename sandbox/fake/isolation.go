@@ -2,41 +2,92 @@ package fake
 
 import (
 	"context"
+	"errors"
 	"io/fs"
+	"time"
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
 )
 
 // The verifier-isolation methods. The fake isolates nothing, so it does
-// not try to be stronger than the weakest backend: KillAll, ReadFile and
-// ResetDir are sandbox.ShellIsolation (bash and coreutils run as root in
-// the sandbox, here this machine's own programs), against the process
-// snapshot taken when Start returned. NetAttempts reads the sandbox's
-// network-namespace counters from this host, as Docker's direct mode does,
-// so the network verdict behaves as on a local engine.
+// not try to be stronger than the weakest backend: ReadFile and ResetDir
+// are sandbox.ShellIsolation (bash and coreutils run as root in the
+// sandbox, here this machine's own programs). KillAll works from this
+// host, as Docker's direct mode does: it kills every process of the
+// sandbox's PID namespace that was not there when Start returned (see
+// killNamespace), with no program of the sandbox involved, so it cannot
+// kill itself or the nsenter that would carry a shell loop. NetAttempts
+// reads the sandbox's network-namespace counters from this host, as
+// Docker's direct mode does, so the network verdict behaves as on a
+// local engine.
 
 func (s *fakeSandbox) shell() sandbox.ShellIsolation {
-	return sandbox.ShellIsolation{SB: s, Baseline: s.baseline}
+	return sandbox.ShellIsolation{SB: s}
 }
 
 // recordBaseline remembers the processes running when Start returns
 // (the init, the entrypoint and its services): KillAll spares them.
+// It waits for the init's main process (the init may not have forked it
+// yet): when that is gone, the sandbox is ending.
 func (s *fakeSandbox) recordBaseline(ctx context.Context) error {
-	snap, err := sandbox.ShellSnapshot(ctx, s)
-	if err != nil {
-		return err
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		procs, err := nsProcs(s.c.pidNS)
+		if err != nil {
+			return infra("list the sandbox's processes", err)
+		}
+		for _, p := range procs {
+			if p.ppid == s.c.pid {
+				s.mainProc = p.procID
+			}
+		}
+		if s.mainProc.pid != 0 {
+			s.baseline = make(map[procID]bool, len(procs))
+			for _, p := range procs {
+				s.baseline[p.procID] = true
+			}
+			return nil
+		}
+		if err := s.exitedError(ctx); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return infra("list the sandbox's processes", errors.New("the init started no main process"))
+		}
+		if err := s.pause(ctx, 2*time.Millisecond); err != nil {
+			return err
+		}
 	}
-	s.baseline = snap
-	return nil
 }
 
 // KillAll implements sandbox.Sandbox.KillAll.
 func (s *fakeSandbox) KillAll(ctx context.Context) error {
+	if s.isStopped() {
+		return errStopped
+	}
 	if err := s.exitedState(); err != nil {
 		return err
 	}
-	return s.shell().KillAll(ctx)
+	err := s.c.killNamespace(ctx, s.baseline)
+	if err == nil && !dead(s.mainProc) {
+		return nil
+	}
+	// Something failed, or the main process is gone (the agent killed
+	// it): the sandbox may be ending; give its init a moment to exit.
+	select {
+	case <-s.c.exited:
+	case <-time.After(5 * time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if exited := s.exitedState(); exited != nil {
+		return exited
+	}
+	if err == nil {
+		err = infra("kill the agent's processes", errors.New("the sandbox's main process is gone but its init runs"))
+	}
+	return err
 }
 
 // ReadFile implements sandbox.Sandbox.ReadFile.

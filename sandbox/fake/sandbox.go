@@ -31,7 +31,8 @@ type fakeSandbox struct {
 	// baseline: the processes running when Start returned (KillAll
 	// spares them); privateNetNS: the sandbox has a network namespace of
 	// its own (NetAttempts can count its attempts).
-	baseline     string
+	baseline     map[procID]bool
+	mainProc     procID // the init's child: the entrypoint or sleep
 	privateNetNS bool
 	// workSnap: the work roots when Start returned (Work compares).
 	workSnap sandbox.Snapshot
@@ -255,12 +256,15 @@ func (s *fakeSandbox) Stop(context.Context) error {
 		_ = t.Close()
 	}
 	s.terminals = nil
-	s.c.kill()
+	killErr := s.c.kill()
 	if err := s.c.remove(); err != nil {
 		return infra("remove sandbox "+s.c.id[:12], err)
 	}
 	s.stopped = true
 	s.b.untrack(s)
+	if killErr != nil {
+		return infra("stop sandbox "+s.c.id[:12], killErr)
+	}
 	return nil
 }
 

@@ -57,8 +57,10 @@ func (s *fakeSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpe
 		return nil, infra("terminal", err)
 	}
 	t := &terminal{master: master, done: make(chan struct{})}
+	s.c.addWrapper(cmd.Process)
 	go func() {
 		_ = cmd.Wait()
+		s.c.dropWrapper(cmd.Process)
 		close(t.done)
 	}()
 	s.mu.Lock()
