@@ -17,6 +17,7 @@ import (
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/poolgen"
 	"github.com/otcurate/otcurate/sandbox"
+	"github.com/otcurate/otcurate/sandbox/fake/faketest"
 	"github.com/otcurate/otcurate/sandbox/sandboxtest"
 	"github.com/otcurate/otcurate/train"
 	"github.com/otcurate/otcurate/trial"
@@ -94,11 +95,17 @@ func readMetrics(t *testing.T, dir string) []train.Metrics {
 // three steps without interruption, then again with the run cancelled in
 // the middle of step 2 and resumed: the resumed run's metrics (all but
 // wall times) and final weights equal the uninterrupted run's.
+//
+// It runs on the fake backend in both test tiers: resuming identically is
+// trainer logic, and on a real engine under load the terminal a policy
+// reads depends on timing (a command still running when the harness reads
+// the screen), so two honest runs of the same seed can diverge there
+// (seen in CI: step 2 truncated one sample in one run and none in the other).
 func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
 	}
-	d, runID := sandboxtest.Backend(t, "test-train-")
+	d, runID := faketest.Backend(t, "test-train-")
 	// Tasks the cold-start policy solves sometimes (pass rates 0.3-0.7
 	// in the difficulty test), so groups have variance and updates happen.
 	data := shellTasks(t, 0, "task-00025", "task-00030", "task-00043")
