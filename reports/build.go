@@ -83,9 +83,9 @@ var ProofKinds = []ProofKind{
 
 // proofTally is what readDecisions gathers for the proof rows.
 type proofTally struct {
-	rows    map[string]*ProofRow
-	proofOf map[int64]string // task index → proof of its gate decision
-	dropped map[int64]bool   // tasks some decision did not keep
+	gate    pipeline.StageSummary // its Proofs: the gate's decisions, counted as the engine counts them
+	proofOf map[int64]string      // task index → proof of its gate decision
+	dropped map[int64]bool        // tasks some decision did not keep
 }
 
 // ReasonCount is a number of decisions of one stage with one reason.
@@ -189,51 +189,59 @@ func (pt *proofTally) add(d pipeline.Decision) {
 		return
 	}
 	pt.proofOf[d.Index] = d.Proof
-	row := pt.rows[d.Proof]
-	if row == nil {
-		row = &ProofRow{Proof: d.Proof}
-		pt.rows[d.Proof] = row
-	}
-	if d.Verdict == pipeline.Keep {
-		row.Kept++
-	} else {
-		row.Dropped++
-	}
-	switch ev := d.Evidence; {
-	case ev == nil:
-	case ev.FromLedger:
-		row.FromLedger++
-	default:
-		row.Runs += int64(ev.Runs)
-		row.SandboxSeconds += ev.SandboxSeconds
-	}
+	pt.gate.AddProof(d.Proof, d.Verdict, d.Evidence)
 }
 
 // finish returns the rows: every known kind once a decision records a
 // proof (so a kind with no task reads 0), then any other kind by name.
 func (pt *proofTally) finish() []ProofRow {
-	if len(pt.rows) == 0 {
+	stats := pt.gate.Proofs
+	if len(stats) == 0 {
 		return nil
 	}
+	inOutput := map[string]int64{}
 	for i, p := range pt.proofOf {
 		if !pt.dropped[i] {
-			pt.rows[p].InOutput++
+			inOutput[p]++
 		}
+	}
+	row := func(proof, meaning string) ProofRow {
+		r := ProofRow{Proof: proof, Meaning: meaning, InOutput: inOutput[proof]}
+		if p := stats[proof]; p != nil {
+			r.Kept, r.Dropped, r.Runs, r.SandboxSeconds, r.FromLedger = p.Kept, p.Dropped, p.Runs, p.SandboxSeconds, p.FromLedger
+		}
+		return r
 	}
 	var out []ProofRow
-	for _, k := range ProofKinds {
-		row := pt.rows[k.Proof]
-		if row == nil {
-			row = &ProofRow{Proof: k.Proof}
-		}
-		row.Meaning = k.Meaning
-		out = append(out, *row)
-		delete(pt.rows, k.Proof)
-	}
-	for _, k := range slices.Sorted(maps.Keys(pt.rows)) {
-		out = append(out, *pt.rows[k])
+	for _, k := range proofOrder(stats) {
+		out = append(out, row(k, proofMeaning(k)))
 	}
 	return out
+}
+
+// proofOrder lists every known proof kind (ProofKinds, in order) and then
+// the other keys of m by name.
+func proofOrder[V any](m map[string]V) []string {
+	var out []string
+	for _, k := range ProofKinds {
+		out = append(out, k.Proof)
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if proofMeaning(k) == "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// proofMeaning is what a known proof kind means, "" for another.
+func proofMeaning(proof string) string {
+	for _, k := range ProofKinds {
+		if k.Proof == proof {
+			return k.Meaning
+		}
+	}
+	return ""
 }
 
 // PendingReport is a build report whose decisions are being read while
@@ -332,7 +340,7 @@ func (r *BuildReport) readDecisions(name string, envOf func(int64) (string, erro
 	seen := map[[2]string]bool{}
 	envs := map[string]*EnvStat{}
 	dist := map[string][]float64{}
-	pt := &proofTally{rows: map[string]*ProofRow{}, proofOf: map[int64]string{}, dropped: map[int64]bool{}}
+	pt := &proofTally{proofOf: map[int64]string{}, dropped: map[int64]bool{}}
 	if err := rundir.EachDecisionWhere(name, filters.Layout(), mayCount, func(d pipeline.Decision) error {
 		pt.add(d)
 		return r.addDecision(d, drops, errs, seen, envs, dist, envOf)

@@ -3,8 +3,6 @@ package reports
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/otcurate/otcurate/filters"
@@ -53,20 +51,14 @@ func ProofLine(s *pipeline.Summary) string {
 	}
 	var parts []string
 	var counted int64
-	for _, k := range ProofKinds {
-		n := s.KeptByProof[k.Proof]
+	for _, k := range proofOrder(s.KeptByProof) {
+		n := s.KeptByProof[k]
 		counted += n
-		if k.Proof == filters.ProofNone {
+		if k == filters.ProofNone {
 			parts = append(parts, fmt.Sprintf("%d unproven (%s)", n, filters.ReasonVerifierUnproven))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%d %s", n, k.Proof))
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.KeptByProof)) {
-		if !slices.ContainsFunc(ProofKinds, func(p ProofKind) bool { return p.Proof == k }) {
-			counted += s.KeptByProof[k]
-			parts = append(parts, fmt.Sprintf("%d %s", s.KeptByProof[k], k))
-		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
 	}
 	if rest := s.TasksKept - counted; rest > 0 {
 		parts = append(parts, fmt.Sprintf("%d without a recorded proof", rest))
