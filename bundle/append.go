@@ -48,11 +48,11 @@ func Append(blob []byte, lim Limits, entries []Entry) ([]byte, error) {
 		}
 	}
 	var out bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	gz, err := packGzip(&out)
 	if err != nil {
 		return nil, err
 	}
-	gz.ModTime = packEpoch
+	defer gzipWriters.Put(gz)
 	if _, err := gz.Write(raw[:end]); err != nil {
 		return nil, err
 	}

@@ -42,17 +42,11 @@ var gzipWriters sync.Pool
 // layout of the reference packer: names relative to the task directory.
 func Encode(w io.Writer, entries []Entry) error {
 	all := withParents(entries)
-	gz, _ := gzipWriters.Get().(*gzip.Writer)
-	if gz == nil {
-		var err error
-		if gz, err = gzip.NewWriterLevel(w, gzip.BestCompression); err != nil {
-			return err
-		}
-	} else {
-		gz.Reset(w)
+	gz, err := packGzip(w)
+	if err != nil {
+		return err
 	}
 	defer gzipWriters.Put(gz)
-	gz.ModTime = packEpoch
 	tw := tar.NewWriter(gz)
 	for _, e := range all {
 		if err := writeEntry(tw, e); err != nil {
@@ -63,6 +57,23 @@ func Encode(w io.Writer, entries []Entry) error {
 		return err
 	}
 	return gz.Close()
+}
+
+// packGzip returns a compressor onto w as every packed bundle is
+// compressed (best level, fixed header time), from gzipWriters: hand it
+// back with gzipWriters.Put once done.
+func packGzip(w io.Writer) (*gzip.Writer, error) {
+	gz, _ := gzipWriters.Get().(*gzip.Writer)
+	if gz == nil {
+		var err error
+		if gz, err = gzip.NewWriterLevel(w, gzip.BestCompression); err != nil {
+			return nil, err
+		}
+	} else {
+		gz.Reset(w)
+	}
+	gz.ModTime = packEpoch
+	return gz, nil
 }
 
 func writeEntry(tw *tar.Writer, e Entry) error {
