@@ -158,7 +158,7 @@ func Build(ctx context.Context, o BuildOptions) (*Summary, *Result, error) {
 	}
 	if runErr == nil && o.Output != "" {
 		region := trace.StartRegion(ctx, "output")
-		files, err := writeOutput(ctx, o, res)
+		files, err := writeOutput(ctx, o, res, false)
 		region.End()
 		sum.Output = files
 		if err != nil {
@@ -207,8 +207,11 @@ func weightOf(rec pool.Record) int64 { return min(int64(len(rec.Blob))+1, output
 
 // writeOutput copies the kept rows, in pool order, into the dataset. The
 // bundles the engine retained are written from memory; the others are read
-// from the pool again.
-func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, error) {
+// from the pool again, which must still hold the bundles the run decided
+// on (their sizes are checked). fromOutputs says o.Source holds run
+// outputs instead (merge: the shards' outputs), whose bundles
+// --attach-solutions may have rewritten: only their paths are checked.
+func writeOutput(ctx context.Context, o BuildOptions, res *Result, fromOutputs bool) ([]string, error) {
 	keptList := res.Kept()
 	reread := make(map[int64]*Task)
 	attach := make(map[*Task]bool)
@@ -235,7 +238,7 @@ func writeOutput(ctx context.Context, o BuildOptions, res *Result) ([]string, er
 				defer close(recs)
 				readErr <- o.Source.Each(ctx, skip, func(rec pool.Record) error {
 					t := reread[rec.Index]
-					if int64(len(rec.Blob)) != t.BlobBytes || rec.Path != t.Path {
+					if rec.Path != t.Path || !fromOutputs && int64(len(rec.Blob)) != t.BlobBytes {
 						return fmt.Errorf("pool changed during the run: row %d (%s) differs from what was validated", rec.Index, t.Path)
 					}
 					if err := budget.Acquire(ctx, weightOf(rec)); err != nil {

@@ -162,7 +162,7 @@ func Merge(ctx context.Context, o MergeOptions) (*Summary, *Result, error) {
 	}
 	var runErr error
 	if o.Output != "" {
-		files, err := writeOutput(ctx, BuildOptions{Source: src, Output: o.Output, Shards: o.Shards}, res)
+		files, err := writeOutput(ctx, BuildOptions{Source: src, Output: o.Output, Shards: o.Shards}, res, true)
 		sum.Output, runErr = files, err
 	}
 	if runErr == nil {
