@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
@@ -202,5 +204,90 @@ func TestSummaryProofCounts(t *testing.T) {
 		if data, err := os.ReadFile(name); err != nil || string(data) != fmt.Sprintf("echo %d\n", i) {
 			t.Errorf("shard %d's discovered solution in the merged run: %q, %v", i, data, err)
 		}
+	}
+}
+
+// appendAttacher stands in for --attach-solutions: it adds
+// solution/solve.sh to every kept task its gate proved by a policy.
+type appendAttacher struct{}
+
+func (appendAttacher) Wants(t *pipeline.Task) bool {
+	for _, m := range t.Marks {
+		if m.Proof == filters.ProofPolicy {
+			return true
+		}
+	}
+	return false
+}
+
+func (appendAttacher) Attach(t *pipeline.Task, rec pool.Record) ([]byte, error) {
+	return bundle.Append(rec.Blob, bundle.Limits{}, []bundle.Entry{{Name: "solution/solve.sh", Kind: bundle.KindFile, Mode: 0o755,
+		Data: []byte("#!/bin/bash\necho " + t.Path + "\n")}})
+}
+
+// TestMergeShardsWithAttachedSolutions: shards built with
+// --attach-solutions hold rewritten bundles for the tasks a policy proved;
+// merge copies them into the merged output as they are (it must not take
+// the larger bundle for a pool that changed), and a single run over the
+// whole pool writes the same output.
+func TestMergeShardsWithAttachedSolutions(t *testing.T) {
+	ctx := context.Background()
+	src := proofPool(t)
+	dir := t.TempDir()
+	stages := func() []pipeline.Stage {
+		return append(stagesOf(t, []string{filters.StageValidate}, 0, 0), fakeGate{})
+	}
+	one := filepath.Join(dir, "one")
+	if _, _, err := pipeline.Build(ctx, pipeline.BuildOptions{Source: src, Stages: stages(), RunDir: one,
+		Output: filepath.Join(one, "out.parquet"), Attach: appendAttacher{}}); err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for i := range 2 {
+		d := filepath.Join(dir, fmt.Sprint("shard", i))
+		if _, _, err := pipeline.Build(ctx, pipeline.BuildOptions{Source: src, Stages: stages(), RunDir: d,
+			Output: filepath.Join(d, "out.parquet"), Shard: pipeline.Shard{Index: i, Count: 2}, Attach: appendAttacher{}}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	layout := filters.Layout()
+	layout[filters.StageFlaky] = fakeGate{}.Format()
+	merged := filepath.Join(dir, "merged")
+	if _, _, err := pipeline.Merge(ctx, pipeline.MergeOptions{Layout: layout, RunDirs: dirs, RunDir: merged,
+		Output: filepath.Join(merged, "out.parquet")}); err != nil {
+		t.Fatal(err)
+	}
+	rows := func(name string) map[string][]byte {
+		t.Helper()
+		s, err := pool.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]byte{}
+		if err := s.Each(ctx, nil, func(r pool.Record) error {
+			out[r.Path] = bytes.Clone(r.Blob)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want, got := rows(filepath.Join(one, "out.parquet")), rows(filepath.Join(merged, "out.parquet"))
+	attached := 0
+	for p, b := range want {
+		if !bytes.Equal(got[p], b) {
+			t.Errorf("%s: the merged output's bundle differs from the single run's", p)
+		}
+		if strings.HasPrefix(p, "policy-") {
+			bd, err := bundle.Scan(b, bundle.DefaultLimits(), bundle.RetainAll(bundle.DefaultLimits()))
+			if err != nil || !bd.Has("solution/solve.sh", bundle.KindFile) {
+				t.Errorf("%s: no solution attached (%v)", p, err)
+			}
+			attached++
+		}
+	}
+	if len(got) != len(want) || attached == 0 {
+		t.Errorf("merged output %d rows, single run %d (%d attached)", len(got), len(want), attached)
 	}
 }
