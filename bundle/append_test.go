@@ -114,3 +114,49 @@ func TestAppendSolution(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendDotSlashArchive: real pools are often packed from inside the
+// task directory ("./" before every name, "./" itself a member, mtimes
+// and owners of the packer). Append sees those names as the clean paths
+// they are: a solution is added beside them, and one that would replace
+// a "./solution/..." member is refused.
+func TestAppendDotSlashArchive(t *testing.T) {
+	task := rawTarGz(t,
+		member{name: "./", typ: '5', mode: 0o755},
+		member{name: "./instruction.md", data: "Fix the method.\n"},
+		member{name: "./task.toml", data: "schema_version = \"1.1\"\n"},
+		member{name: "./environment/", typ: '5', mode: 0o755},
+		member{name: "./environment/Dockerfile", data: "FROM debian:bookworm\n"},
+		member{name: "./tests/test.sh", mode: 0o755, data: "echo 1 > /logs/verifier/reward.txt\n"},
+		member{name: "./solution/", typ: '5', mode: 0o755},
+		member{name: "./solution/README.md", data: "Put your answer here.\n"},
+	)
+	solve := Entry{Name: "solution/solve.sh", Kind: KindFile, Mode: 0o755, Data: []byte("#!/bin/bash\necho fixed\n")}
+	out, err := Append(task, Limits{}, []Entry{solve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Scan(out, DefaultLimits(), RetainAll(DefaultLimits()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := Validate(b); err != nil || !info.HasSolution {
+		t.Fatalf("validates %v, has solution %v", err, info != nil && info.HasSolution)
+	}
+	if data, _ := b.Data("solution/README.md"); string(data) != "Put your answer here.\n" {
+		t.Errorf("solution/README.md %q", data)
+	}
+	before, after := inflateAll(t, task), inflateAll(t, out)
+	end, _, err := tarEnd(before)
+	if err != nil || end == 0 || !bytes.Equal(after[:end], before[:end]) {
+		t.Errorf("the original members' tar bytes changed (end %d, %v)", end, err)
+	}
+	for _, e := range []Entry{
+		{Name: "solution/README.md", Kind: KindFile, Mode: 0o644, Data: []byte("mine\n")},
+		{Name: "tests/test.sh", Kind: KindFile, Mode: 0o755, Data: []byte("exit 0\n")},
+	} {
+		if _, err := Append(task, Limits{}, []Entry{solve, e}); err == nil || !strings.Contains(err.Error(), e.Name+" is already in the archive") {
+			t.Errorf("appending %s over ./%s: %v", e.Name, e.Name, err)
+		}
+	}
+}
