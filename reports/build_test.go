@@ -21,16 +21,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // environment aaa…, task 2 has bbb…, task 5 ccc…, task 1 never decoded.
 func buildRunDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{rundir.SummaryFile, rundir.DecisionsFile} {
-		data, err := os.ReadFile(filepath.Join("testdata", "buildrun", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := runFixture(t, "buildrun")
 	env := []string{"aaaaaaaaaaaaaaaa", "", "bbbbbbbbbbbbbbbb", "aaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaa", "cccccccccccccccc"}
 	var tasks []*pipeline.Task
 	for i, h := range env {
@@ -199,9 +190,16 @@ func TestMayCount(t *testing.T) {
 // unproven task.
 func proofRunDir(t *testing.T) string {
 	t.Helper()
+	return runFixture(t, "proofrun")
+}
+
+// runFixture copies testdata/NAME's summary.json and decisions.jsonl to a
+// temporary run directory.
+func runFixture(t *testing.T, name string) string {
+	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{rundir.SummaryFile, rundir.DecisionsFile} {
-		data, err := os.ReadFile(filepath.Join("testdata", "proofrun", f))
+		data, err := os.ReadFile(filepath.Join("testdata", name, f))
 		if err != nil {
 			t.Fatal(err)
 		}
