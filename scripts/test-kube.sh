@@ -27,8 +27,12 @@ WORK=${WORK:-/var/lib/otcurate/kube-test}
 BIN=bin/otcurate
 log() { printf '[test-kube] %s\n' "$*" >&2; }
 
+# The command that failed, repeated after the pods' logs so that the tail
+# of a CI log says why (set -e stops without a word on a failed command).
+failed_at=
+trap 'failed_at="line $LINENO: $BASH_COMMAND"' ERR
 cleanup() {
-	local status=$?
+	local status=$? where=$failed_at
 	if ((status != 0)) && [[ -x $KUBE_BIN_DIR/kubectl ]]; then
 		log "failed; pods and jobs:"
 		scripts/kube.sh kubectl get pods,jobs -A -o wide >&2 || true
@@ -37,8 +41,17 @@ cleanup() {
 		done
 	fi
 	scripts/kube.sh down || true
+	if ((status != 0)); then
+		log "FAILED (exit $status)${where:+ at $where}${fail_reason:+: $fail_reason}"
+	fi
 	exit $status
 }
+fail() {
+	fail_reason="$*"
+	log "$*"
+	exit 1
+}
+fail_reason=
 KUBE_BIN_DIR=${KUBE_CACHE:-/var/cache/otcurate/kube-v1.37.2}/bin
 trap cleanup EXIT
 
@@ -54,13 +67,15 @@ job_wait() {
 		case " $conds " in
 		*" Complete "*) return 0 ;;
 		*" Failed "*)
-			log "job $1 failed"
+			fail_reason="job $1 failed"
+			log "$fail_reason"
 			return 1
 			;;
 		esac
 		sleep 2
 	done
-	log "job $1 not complete after $2 s"
+	fail_reason="job $1 not complete after $2 s"
+	log "$fail_reason"
 	return 1
 }
 
@@ -96,10 +111,7 @@ envsubst <deploy/kubernetes/merge-job.yaml | kctl apply -f - >/dev/null
 job_wait "$JOB_NAME-merge" 300
 
 left=$(kctl get pods -l otcurate=1 -o name)
-[[ -z $left ]] || {
-	log "sandbox pods left behind: $left"
-	exit 1
-}
+[[ -z $left ]] || fail "sandbox pods left behind: $left"
 verdicts() { python3 -c '
 import json, sys
 # near_dup_shards is the merge'"'"'s own pass over the shards'"'"' survivors: an
@@ -107,14 +119,10 @@ import json, sys
 rows = sorted((d["path"], d["stage"], d["verdict"], d["reason"]) for d in map(json.loads, open(sys.argv[1])) if d["stage"] != "near_dup_shards")
 print("\n".join("\t".join(r) for r in rows))' "$1"; }
 if ! diff <(verdicts "$WORK/docker-run/decisions.jsonl") <(verdicts "$WORK/data/out/run/decisions.jsonl") >"$WORK/verdicts.diff"; then
-	log "Docker and Kubernetes verdicts differ:"
 	cat "$WORK/verdicts.diff" >&2
-	exit 1
+	fail "Docker and Kubernetes verdicts differ: $(grep -c '^[<>]' "$WORK/verdicts.diff") lines; first: $(grep -m1 '^[<>]' "$WORK/verdicts.diff")"
 fi
-cmp "$WORK/docker.parquet" "$WORK/data/out/tasks.parquet" || {
-	log "the output parquets differ"
-	exit 1
-}
+cmp "$WORK/docker.parquet" "$WORK/data/out/tasks.parquet" || fail "the output parquets differ"
 log "parity holds: $(verdicts "$WORK/docker-run/decisions.jsonl" | wc -l) decisions," \
 	"$(verdicts "$WORK/docker-run/decisions.jsonl" | awk -F'\t' '$3=="drop"' | wc -l) drops, identical output"
 kctl delete job "$JOB_NAME" "$JOB_NAME-merge" --wait=false >/dev/null
@@ -125,7 +133,7 @@ pods() { kctl get pods -l otcurate=1 -o name; }
 wait_pod() {
 	local t0=$SECONDS
 	until [[ -n $(pods) ]]; do
-		((SECONDS - t0 < 300)) || { log "no sandbox pod appeared"; return 1; }
+		((SECONDS - t0 < 300)) || { fail_reason="no sandbox pod appeared"; log "$fail_reason"; return 1; }
 		sleep 0.3
 	done
 }
@@ -139,21 +147,24 @@ wait_pod
 kill -INT "$pid"
 status=0
 wait "$pid" || status=$?
-[[ $status == 130 ]] || { log "interrupted build exited $status, want 130"; exit 1; }
+[[ $status == 130 ]] || fail "interrupted build exited $status, want 130"
 left=$(pods)
-[[ -z $left ]] || { log "Ctrl-C left pods: $left"; exit 1; }
+[[ -z $left ]] || fail "Ctrl-C left pods: $left"
 "${build_kube[@]}" >/dev/null 2>&1 &
 pid=$!
 wait_pod
 kill -KILL "$pid"
 wait "$pid" || true
 [[ -n $(pods) ]] || log "(the SIGKILL came between two sandboxes: no pod to clean up)"
-"${build_kube[@]}" >"$WORK/int.log" 2>&1 || { cat "$WORK/int.log" >&2; exit 1; }
-left=$(pods)
-[[ -z $left ]] || { log "the resumed run left pods: $left"; exit 1; }
-diff <(verdicts "$WORK/docker-run/decisions.jsonl") <(verdicts "$WORK/int-run/decisions.jsonl") >/dev/null || {
-	log "the interrupted and resumed Kubernetes run disagrees with the Docker run"
-	exit 1
+"${build_kube[@]}" >"$WORK/int.log" 2>&1 || {
+	cat "$WORK/int.log" >&2
+	fail "the resumed Kubernetes run failed: $(tail -1 "$WORK/int.log")"
 }
-cmp "$WORK/docker.parquet" "$WORK/int.parquet"
+left=$(pods)
+[[ -z $left ]] || fail "the resumed run left pods: $left"
+diff <(verdicts "$WORK/docker-run/decisions.jsonl") <(verdicts "$WORK/int-run/decisions.jsonl") >"$WORK/int-verdicts.diff" || {
+	cat "$WORK/int-verdicts.diff" >&2
+	fail "the interrupted and resumed Kubernetes run disagrees with the Docker run; first: $(grep -m1 '^[<>]' "$WORK/int-verdicts.diff")"
+}
+cmp "$WORK/docker.parquet" "$WORK/int.parquet" || fail "the interrupted and resumed run's output differs from the Docker run's"
 log "interrupts: no pod left; the resumed run gives the Docker run's decisions and output ($(grep -o 'verdicts reused[^;]*\|[0-9]* verdicts reused from the ledger' "$WORK/int.log" | head -1))"
