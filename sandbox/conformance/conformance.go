@@ -86,6 +86,7 @@ func Run(t *testing.T, h Harness) {
 
 	t.Run("Build", s.testBuild)
 	t.Run("Exec", s.testExec)
+	t.Run("BrokenShell", s.testBrokenShell)
 	t.Run("Users", s.testUsers)
 	t.Run("Workdir", s.testWorkdir)
 	t.Run("Env", s.testEnv)

@@ -53,6 +53,26 @@ func (s *suite) testExec(t *testing.T) {
 	}
 }
 
+// testBrokenShell: once something in the sandbox removed the shell that
+// Exec runs through, an exec is a failed command (exit 126 or 127, as the
+// Docker engine reports an exec it could not start), never an error: an
+// agent that breaks its sandbox must not pass for an infrastructure
+// failure.
+func (s *suite) testBrokenShell(t *testing.T) {
+	t.Parallel()
+	sb := s.sandbox(t, sandbox.StartSpec{})
+	if res := run(t, sb, sandbox.ExecRequest{Cmd: "rm -f /usr/bin/bash /bin/bash", User: "root"}); res.ExitCode != 0 {
+		t.Fatalf("rm bash: exit %d: %s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	res, err := sb.Exec(context.Background(), sandbox.ExecRequest{Cmd: "true", Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("exec after bash was removed: %v (infrastructure %v), want exit 126 or 127", err, sandbox.IsInfra(err))
+	}
+	if res.ExitCode != 126 && res.ExitCode != 127 {
+		t.Errorf("exec after bash was removed: exit %d, want 126 or 127\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
+
 // testUsers: root by default; a user by name (from the Dockerfile) or by
 // uid:gid, with its HOME and groups, keeping the image's environment.
 func (s *suite) testUsers(t *testing.T) {

@@ -59,6 +59,14 @@ type podSandbox struct {
 	hdir  string
 	hbin  *helper.Binary
 	dirty atomic.Bool
+	// ran is set with dirty and never cleared: code of the agent (or of
+	// the task) may have run. helperOK says the helper was written and
+	// ran when the sandbox started, before any such code (snapshot);
+	// noHelper says why it could not, and this sandbox uses the image's
+	// shell instead.
+	ran      atomic.Bool
+	helperOK bool
+	noHelper string
 }
 
 var _ sandbox.Sandbox = (*podSandbox)(nil)
@@ -125,7 +133,24 @@ func (s *podSandbox) stream(ctx context.Context, argv []string, stdin io.Reader,
 	if exited := s.exitedSettled(ctx); exited != nil {
 		return -1, infra("engine_error", "sandbox %s stopped: %v", s.name, exited)
 	}
+	if isExecStartFailure(err.Error()) {
+		// The runtime could not start the program in the container (it is
+		// missing, or not executable): the container's doing, reported as
+		// the Docker engine reports it, exit 126 and the message.
+		if stderr == nil {
+			stderr = stdout
+		}
+		_, _ = io.WriteString(stderr, err.Error()+"\n")
+		return 126, nil
+	}
 	return -1, infra("engine_error", "exec in pod %s: %w", s.name, err)
+}
+
+// isExecStartFailure recognises the container runtime's message, passed on
+// by the kubelet, for an exec whose program could not be started.
+func isExecStartFailure(msg string) bool {
+	return strings.Contains(msg, "OCI runtime exec failed") || strings.Contains(msg, "unable to start container process") ||
+		strings.Contains(msg, "executable file not found")
 }
 
 // Exec implements sandbox.Sandbox with the Docker backend's semantics:
@@ -133,6 +158,7 @@ func (s *podSandbox) stream(ctx context.Context, argv []string, stdin io.Reader,
 // kills every process of the command and sets TimedOut.
 func (s *podSandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	s.dirty.Store(true)
+	s.ran.Store(true)
 	if s.isStopped() {
 		return sandbox.ExecResult{}, errStopped
 	}
@@ -359,6 +385,7 @@ func (f *fixedSize) Next() *remotecommand.TerminalSize {
 // keystrokes and screen through the exec stream.
 func (s *podSandbox) OpenTerminal(ctx context.Context, spec sandbox.TerminalSpec) (sandbox.Terminal, error) {
 	s.dirty.Store(true)
+	s.ran.Store(true)
 	if s.isStopped() {
 		return nil, errStopped
 	}
