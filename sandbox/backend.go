@@ -296,6 +296,24 @@ func (e *ExitedError) Error() string {
 
 func (e *ExitedError) Unwrap() error { return e.Err }
 
+// TamperedError is an error of a sandbox whose own tools, the ones the
+// backend must use to reach into it, misbehaved after code of the agent
+// may have run in it: the image's mkdir or install that write the sandbox
+// helper failed although they worked when the sandbox started, or the
+// program run as the helper answered without the call's frame. Something
+// inside the sandbox is at fault, not the machine: trials score the
+// sandbox's remaining results 0, as for one whose main process stopped
+// (ExitedError), so that breaking a tool never turns a failed attempt
+// into an unscored one. Err is the misbehaviour; it is never an
+// *InfraError.
+type TamperedError struct{ Err error }
+
+func (e *TamperedError) Error() string {
+	return "a tool of the sandbox misbehaved after the agent ran: " + e.Err.Error()
+}
+
+func (e *TamperedError) Unwrap() error { return e.Err }
+
 // BuildError is a task defect: the environment does not build.
 type BuildError struct {
 	Timeout bool

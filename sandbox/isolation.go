@@ -52,7 +52,11 @@ import (
 // call, which execs the words itself: no program of the image is
 // involved. On Kubernetes the copy is written by the image's mkdir and
 // install (the bytes through the exec's stdin): an agent that replaced
-// those two can still substitute the helper. Remaining gaps of both: an
+// those two can still substitute the helper. Since the helper's snapshot
+// at Start shows they work before any code of the agent runs, an agent
+// that merely broke them, or made them write a program that does not
+// answer with the call's frame, gets a *TamperedError (scored 0), not an
+// infrastructure failure. Remaining gaps of both: an
 // agent process alive when KillAll starts can race the fresh copy (find
 // the new directory, swap the binary before it runs); Daytona's Exec
 // itself (hence test.sh) goes through the image's sh, base64 and bash,
@@ -198,3 +202,15 @@ func IsExited(err error) bool {
 	var ee *ExitedError
 	return errors.As(err, &ee)
 }
+
+// IsTampered reports whether err says a tool of the sandbox misbehaved
+// after the agent ran (a *TamperedError).
+func IsTampered(err error) bool {
+	var te *TamperedError
+	return errors.As(err, &te)
+}
+
+// EndedInside reports whether err says something inside the sandbox ended
+// its use (IsExited or IsTampered): the attempt is scored 0, never
+// retried as an infrastructure failure.
+func EndedInside(err error) bool { return IsExited(err) || IsTampered(err) }

@@ -462,7 +462,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	act, err := actor.Act(ctx, sb, t)
 	d.Solve = since(t0)
 	if err != nil {
-		if sandbox.IsExited(err) { // the agent stopped its own sandbox
+		if sandbox.EndedInside(err) { // the agent stopped its own sandbox, or broke a tool the backend needs
 			return stoppedResults(t, o, repeats, first, *d, act, err), nil
 		}
 		return nil, err
@@ -500,7 +500,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		t0 = time.Now()
 		res, err := r.verify(ctx, vsb, t, o)
 		if err != nil {
-			if sandbox.IsExited(err) {
+			if sandbox.EndedInside(err) {
 				return append(results, stoppedResults(t, o, repeats-i, first+i, *d, act, err)...), nil
 			}
 			return nil, err
@@ -532,7 +532,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 // an infrastructure error.
 func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sandbox, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport) (fresh sandbox.Sandbox, early []Result, warnings []string, err error) {
 	if err := sb.KillAll(ctx); err != nil {
-		if sandbox.IsExited(err) {
+		if sandbox.EndedInside(err) {
 			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
 		}
 		return nil, nil, nil, err
@@ -543,7 +543,7 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 		switch {
 		case errors.As(err, &big):
 			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
-		case sandbox.IsExited(err):
+		case sandbox.EndedInside(err):
 			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
 		}
 		return nil, nil, nil, err

@@ -149,6 +149,21 @@ func (i Isolation) call(ctx context.Context, opName string, input []byte, fresh 
 	return st, payload, nil
 }
 
+// Snapshot lists the sandbox's live processes (PID:STARTTIME, one a line:
+// a Baseline) with a freshly uploaded helper. A backend takes it when the
+// sandbox starts, before any code of the agent: it shows, too, that the
+// helper can be put into this sandbox and run.
+func (i Isolation) Snapshot(ctx context.Context) (string, error) {
+	st, payload, err := i.call(ctx, "snapshot", nil, true)
+	if err != nil {
+		return "", fmt.Errorf("list the sandbox's processes: %w", err)
+	}
+	if st != op.OK {
+		return "", fmt.Errorf("list the sandbox's processes: %s", payload)
+	}
+	return strings.TrimSpace(string(payload)), nil
+}
+
 // KillAll implements sandbox.Sandbox.KillAll with a freshly uploaded helper.
 func (i Isolation) KillAll(ctx context.Context) error {
 	st, payload, err := i.call(ctx, "kill", nil, true)

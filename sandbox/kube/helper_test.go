@@ -63,8 +63,8 @@ func fakeTool(name, body string) string {
 }
 
 // TestKubeAdversarialTools: with the sandbox helper, an agent that
-// replaced head, tail, base64, rm, tar or chmod in its image, or left
-// processes behind, gets no forged reward and no infrastructure outcome
+// replaced head, tail, base64, rm, tar or chmod in its image, broke the
+// mkdir and install that write the helper, or left processes behind, gets no forged reward and no infrastructure outcome
 // on pods. (The shell path reads the reward with head: a fake head forges
 // a 1 there.)
 func TestKubeAdversarialTools(t *testing.T) {
@@ -81,6 +81,14 @@ func TestKubeAdversarialTools(t *testing.T) {
 		{"continuous forker writes reward", advWrong +
 			"setsid nohup bash -c 'while :; do (echo 1 > /logs/verifier/reward.txt 2>/dev/null &); done' >/dev/null 2>&1 &\n"},
 		{"conftest planted in /tests", advWrong + "mkdir -p /tests && echo planted > /tests/conftest.sh\n"},
+		// The helper is written by the image's mkdir and install: breaking
+		// them, or having install write a program that does not answer as
+		// the helper does, must score 0, not pass for an infrastructure
+		// failure (which would leave the attempt unscored).
+		{"failing install", advWrong + fakeTool("install", "exit 1")},
+		{"mkdir and install removed", advWrong + "rm -f /usr/bin/install /bin/install /usr/bin/mkdir /bin/mkdir\n"},
+		{"install writes a helper that does not answer", advWrong +
+			fakeTool("install", `cat >/dev/null; for a; do d=$a; done; printf '#!/bin/sh\necho 1\n' > "$d"; /bin/chmod 755 "$d"`)},
 	}
 	for _, tc := range cases {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {

@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/sandbox/helper"
+	"github.com/otcurate/otcurate/sandbox/helper/op"
 )
 
 // The verifier-isolation methods. This backend can reach a sandbox only
@@ -28,9 +30,26 @@ import (
 // can still substitute the helper. Without a helper the methods are
 // sandbox.ShellIsolation's.
 
-// snapshot lists the processes running when Start returns (the image's
-// bash is its own then); a failure leaves KillAll sparing only PID 1.
+// snapshot lists the processes running when Start returns. With the
+// helper it is the helper's snapshot, which also shows, before any code of
+// the agent runs, that this image's mkdir and install can put the helper
+// in and that it runs: from then on a failure of those is the sandbox's
+// doing (see runHelper). An image where they cannot falls back to the
+// image's shell for this sandbox, with a warning on every result. A
+// failure of the shell's snapshot leaves KillAll sparing only PID 1.
 func (s *podSandbox) snapshot(ctx context.Context) string {
+	if h, ok := s.withHelper(); ok {
+		snap, err := h.Snapshot(ctx)
+		if err == nil {
+			s.helperOK = true
+			return snap
+		}
+		if ctx.Err() != nil {
+			return ""
+		}
+		s.noHelper = err.Error()
+		s.b.log.Warn("the sandbox helper cannot run in this pod; its verifier isolation goes through the image's bash and coreutils", "pod", s.name, "err", err)
+	}
 	snap, err := sandbox.ShellSnapshot(ctx, s)
 	if err != nil {
 		s.b.log.Warn("cannot list the sandbox's processes; KillAll will spare only PID 1", "pod", s.name, "err", err)
@@ -43,7 +62,7 @@ func (s *podSandbox) shell() sandbox.ShellIsolation {
 }
 
 func (s *podSandbox) withHelper() (helper.Isolation, bool) {
-	if len(s.b.o.Helpers) == 0 {
+	if len(s.b.o.Helpers) == 0 || s.noHelper != "" {
 		return helper.Isolation{}, false
 	}
 	return helper.Isolation{Run: s.runHelper, Baseline: s.baseline}, true
@@ -51,10 +70,13 @@ func (s *podSandbox) withHelper() (helper.Isolation, bool) {
 
 // Warnings implements sandbox.Warner: a sandbox without the helper says so.
 func (s *podSandbox) Warnings() []string {
-	if len(s.b.o.Helpers) > 0 {
-		return nil
+	switch {
+	case len(s.b.o.Helpers) == 0:
+		return []string{"verifier isolation through the image's bash and coreutils (no sandbox helper: " + s.b.o.HelperMissing + ")"}
+	case s.noHelper != "":
+		return []string{"verifier isolation through the image's bash and coreutils (the sandbox helper could not run in this image: " + s.noHelper + ")"}
 	}
-	return []string{"verifier isolation through the image's bash and coreutils (no sandbox helper: " + s.b.o.HelperMissing + ")"}
+	return nil
 }
 
 // KillAll implements sandbox.Sandbox.
@@ -126,10 +148,10 @@ func (s *podSandbox) runHelper(ctx context.Context, args []string, input []byte,
 		old := dir
 		dir = helper.Dir()
 		if _, err := s.run(ctx, "create the sandbox helper's directory", nil, "mkdir", "-m", "0700", dir); err != nil {
-			return nil, err
+			return nil, s.tampered(err)
 		}
 		if _, err := s.run(ctx, "write the sandbox helper", bytes.NewReader(bin.Data), "install", "-m", "0700", "/dev/stdin", dir+"/h"); err != nil {
-			return nil, err
+			return nil, s.tampered(err)
 		}
 		s.hdir = dir
 		s.dirty.Store(false)
@@ -143,8 +165,40 @@ func (s *podSandbox) runHelper(ctx context.Context, args []string, input []byte,
 		stdin = bytes.NewReader(input)
 	}
 	var out, errb bytes.Buffer
-	if _, err := s.stream(ctx, append([]string{dir + "/h"}, args...), stdin, &out, &errb); err != nil {
+	code, err := s.stream(ctx, append([]string{dir + "/h"}, args...), stdin, &out, &errb)
+	if err != nil {
 		return nil, fmt.Errorf("run the sandbox helper: %w", err)
 	}
+	if _, _, err := op.ParseFrame(out.Bytes(), args[0]); err != nil {
+		// The command ran and did not answer as the helper does.
+		return nil, s.tampered(fmt.Errorf("run the sandbox helper: exit %d: %w", code, err))
+	}
 	return out.Bytes(), nil
+}
+
+// tampered classifies a failure of the commands that put the helper in
+// and run it, once they ran (an exit status, an answer without its frame;
+// never a failure of the API or of the exec stream, which stay
+// infrastructure failures). After they worked when the sandbox started
+// (helperOK) and code of the agent may have run since (ran), the image's
+// tools or the helper's copy were changed from inside: a
+// *sandbox.TamperedError, which scores the attempt 0. Before that it is
+// the image's: an infrastructure failure of this backend.
+func (s *podSandbox) tampered(err error) error {
+	var ee *exitErr
+	noFrame := errors.Is(err, op.ErrNoFrame)
+	if !noFrame && !errors.As(err, &ee) {
+		return err // the API or the exec stream
+	}
+	if s.helperOK && s.ran.Load() {
+		cause := err
+		if ee != nil {
+			cause = ee // not the infrastructure error around it
+		}
+		return &sandbox.TamperedError{Err: fmt.Errorf("pod %s: %w", s.name, cause)}
+	}
+	if noFrame {
+		return infra("engine_error", "pod %s: %w", s.name, err)
+	}
+	return err
 }
