@@ -34,7 +34,7 @@ func (a *SolutionAttacher) Wants(t *pipeline.Task) bool {
 	}
 	for _, m := range t.Marks {
 		if m.Stage == StageFlaky && m.Verdict == pipeline.Keep {
-			return m.Proof == ProofSupplied || m.Proof == ProofPolicy
+			return m.Proof() == ProofSupplied || m.Proof() == ProofPolicy
 		}
 	}
 	return false

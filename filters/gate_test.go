@@ -197,7 +197,7 @@ func TestGateWithoutOracle(t *testing.T) {
 		var proof string
 		for _, m := range tk.Marks {
 			if m.Stage == filters.StageFlaky {
-				proof = m.Proof
+				proof = m.Proof()
 			}
 		}
 		if proof != cases[i].proof {

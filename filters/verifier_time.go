@@ -41,8 +41,8 @@ func (s VerifierTime) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pip
 	for i, t := range tasks {
 		times[i] = -1
 		for _, m := range t.Marks {
-			if m.Stage == StageFlaky && m.ScoreSeconds != nil {
-				times[i] = *m.ScoreSeconds
+			if ms := m.Measured(); m.Stage == StageFlaky && ms.ScoreSeconds != nil {
+				times[i] = *ms.ScoreSeconds
 			}
 		}
 		if times[i] >= 0 {

@@ -13,7 +13,7 @@ func TestVerifierTimeRelative(t *testing.T) {
 	var tasks []*pipeline.Task
 	for i, s := range secs {
 		s := s
-		tasks = append(tasks, &pipeline.Task{Path: string(rune('a' + i)), Marks: []pipeline.StageMark{{Stage: filters.StageFlaky, Verdict: pipeline.Keep, ScoreSeconds: &s}}})
+		tasks = append(tasks, &pipeline.Task{Path: string(rune('a' + i)), Marks: []pipeline.StageMark{{Stage: filters.StageFlaky, Verdict: pipeline.Keep, Measure: &pipeline.MarkMeasure{ScoreSeconds: &s}}}})
 	}
 	tasks = append(tasks, &pipeline.Task{Path: "unmeasured"})
 	outs, err := filters.VerifierTime{Factor: 5}.Decide(context.Background(), tasks)

@@ -401,7 +401,8 @@ func (e *Engine) runItems(ctx context.Context, first bool, stages []ItemStage, r
 		if first {
 			// Room for two marks (the intake and the next stage): growing
 			// from one left a garbage array per task. Not one per stage:
-			// a pool of 100K tasks mostly dropped early would hold them.
+			// a pool of 100K tasks mostly dropped early would hold them
+			// (record grows a survivor's to one per stage at once).
 			task = &Task{Index: rec.Index, Path: rec.Path, BlobBytes: int64(len(rec.Blob)), Alive: true,
 				Marks: make([]StageMark, 0, min(2, len(e.Stages)))}
 			res.Tasks = append(res.Tasks, task)
@@ -546,9 +547,10 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 			sum.FlaggedByReason[f]++
 		}
 		task.LastStage = names[i]
-		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason, ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate, Proof: out.Proof}
+		mark := StageMark{Stage: names[i], Verdict: out.Verdict, Reason: out.Reason}
+		ms := MarkMeasure{ScoreSeconds: out.ScoreSeconds, ScoreRate: out.ScoreRate, Proof: out.Proof}
 		if ev := out.Evidence; ev != nil {
-			mark.Runs, mark.Passes, mark.SandboxSeconds, mark.FromLedger = int32(ev.Runs), int32(ev.Passes), ev.SandboxSeconds, ev.FromLedger
+			ms.Runs, ms.Passes, ms.SandboxSeconds, ms.FromLedger = int32(ev.Runs), int32(ev.Passes), ev.SandboxSeconds, ev.FromLedger
 			if ev.FromLedger {
 				sum.FromLedger++
 			} else {
@@ -559,6 +561,14 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 		sum.AddProof(out.Proof, out.Verdict, out.Evidence)
 		if i < len(durs) {
 			mark.Seconds = durs[i].Seconds()
+		}
+		if !ms.Empty() {
+			mark.Measure = &ms
+		}
+		if len(task.Marks) == cap(task.Marks) {
+			// One array of the right size, not append's doublings (a
+			// mark per stage is the most a task gets in this run).
+			task.Marks = slices.Grow(task.Marks, max(len(e.Stages)-len(task.Marks), 1))
 		}
 		task.Marks = append(task.Marks, mark)
 		if *sinkErr == nil {

@@ -213,7 +213,7 @@ type appendAttacher struct{}
 
 func (appendAttacher) Wants(t *pipeline.Task) bool {
 	for _, m := range t.Marks {
-		if m.Proof == filters.ProofPolicy {
+		if m.Proof() == filters.ProofPolicy {
 			return true
 		}
 	}

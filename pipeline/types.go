@@ -20,6 +20,8 @@ type (
 	Task = rundir.Task
 	// StageMark is one stage's decision on a task.
 	StageMark = rundir.StageMark
+	// MarkMeasure is what a stage measured of a task, beside its verdict.
+	MarkMeasure = rundir.MarkMeasure
 	// StageSummary is one stage's line of the funnel.
 	StageSummary = rundir.StageSummary
 	// Summary is summary.json: the funnel of one run.

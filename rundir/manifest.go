@@ -110,17 +110,18 @@ func WriteManifest(name string, tasks []*Task, stages []string, layout Layout) e
 			rb.str(row, sc.verdict, string(m.Verdict))
 			rb.str(row, sc.reason, m.Reason)
 			rb.double(row, sc.seconds, m.Seconds)
-			if m.Stage == proofStage && m.Proof != "" && cols.proof >= 0 {
-				rb.str(row, cols.proof, m.Proof)
+			ms := m.Measured()
+			if m.Stage == proofStage && ms.Proof != "" && cols.proof >= 0 {
+				rb.str(row, cols.proof, ms.Proof)
 			}
-			if v := JoinScore(m.ScoreSeconds, m.ScoreRate); v != nil && sc.score >= 0 {
+			if v := JoinScore(ms.ScoreSeconds, ms.ScoreRate); v != nil && sc.score >= 0 {
 				rb.double(row, sc.score, *v)
 			}
 			if sc.runs >= 0 && m.Verdict != Error {
-				rb.int32(row, sc.runs, m.Runs)
-				rb.int32(row, sc.passes, m.Passes)
-				rb.double(row, sc.sandboxSeconds, m.SandboxSeconds)
-				rb.boolean(row, sc.fromLedger, m.FromLedger)
+				rb.int32(row, sc.runs, ms.Runs)
+				rb.int32(row, sc.passes, ms.Passes)
+				rb.double(row, sc.sandboxSeconds, ms.SandboxSeconds)
+				rb.boolean(row, sc.fromLedger, ms.FromLedger)
 			}
 		}
 		n++

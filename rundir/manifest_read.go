@@ -62,24 +62,28 @@ func ReadManifest(name string, stages []string, layout Layout) ([]*Task, error) 
 					continue
 				}
 				m := StageMark{Stage: s, Verdict: Verdict(v.ByteArray()), Reason: str(get(row, s+"_reason")),
-					Seconds: num(get(row, s+"_seconds")), SandboxSeconds: num(get(row, s+"_sandbox_seconds"))}
+					Seconds: num(get(row, s+"_seconds"))}
+				ms := MarkMeasure{SandboxSeconds: num(get(row, s+"_sandbox_seconds"))}
 				if v := get(row, s+"_runs"); !v.IsNull() {
-					m.Runs = v.Int32()
+					ms.Runs = v.Int32()
 				}
 				if v := get(row, s+"_passes"); !v.IsNull() {
-					m.Passes = v.Int32()
+					ms.Passes = v.Int32()
 				}
 				if v := get(row, s+"_score"); !v.IsNull() {
 					sc := v.Double()
-					if m.ScoreSeconds, m.ScoreRate, err = layout[s].Score.Split(&sc); err != nil {
+					if ms.ScoreSeconds, ms.ScoreRate, err = layout[s].Score.Split(&sc); err != nil {
 						return nil, fmt.Errorf("%s: %s_score: %w", name, s, err)
 					}
 				}
 				if v := get(row, s+"_from_ledger"); !v.IsNull() {
-					m.FromLedger = v.Boolean()
+					ms.FromLedger = v.Boolean()
 				}
 				if s == proofStage {
-					m.Proof = str(get(row, "proof"))
+					ms.Proof = str(get(row, "proof"))
+				}
+				if !ms.Empty() {
+					m.Measure = &ms
 				}
 				t.Marks = append(t.Marks, m)
 				t.LastStage = s

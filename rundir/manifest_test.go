@@ -27,8 +27,8 @@ func TestManifestRoundTrip(t *testing.T) {
 	tasks := []*Task{
 		{Index: 0, Path: "a", Hash: "h0", EnvHash: "e0", BlobBytes: 10, Stratum: "s", Marks: []StageMark{
 			{Stage: "validate", Verdict: Keep, Reason: "valid", Seconds: 0.5},
-			{Stage: "env", Verdict: Keep, Reason: "stable", Runs: 2, Passes: 1, SandboxSeconds: 3.5, FromLedger: true},
-			{Stage: "flaky", Verdict: Drop, Reason: "flaky", ScoreSeconds: &score, Runs: 9, Passes: 4, SandboxSeconds: 12},
+			{Stage: "env", Verdict: Keep, Reason: "stable", Measure: &MarkMeasure{Runs: 2, Passes: 1, SandboxSeconds: 3.5, FromLedger: true}},
+			{Stage: "flaky", Verdict: Drop, Reason: "flaky", Measure: &MarkMeasure{ScoreSeconds: &score, Runs: 9, Passes: 4, SandboxSeconds: 12}},
 		}},
 		{Index: 1, Path: "b", BlobBytes: 0, Marks: []StageMark{{Stage: "validate", Verdict: Drop, Reason: "not_gzip"}}},
 		{Index: 2, Path: "c", Hash: "h2", EnvHash: "e2", BlobBytes: 7, Marks: []StageMark{
@@ -52,7 +52,7 @@ func TestManifestRoundTrip(t *testing.T) {
 		}
 	}
 	// An error mark keeps no evidence columns.
-	tasks[2].Marks[1].Runs = 0
+	tasks[2].Marks[1].Measure = nil
 	if !reflect.DeepEqual(got, tasks) {
 		for i := range got {
 			t.Errorf("row %d: got %+v want %+v", i, *got[i], *tasks[i])

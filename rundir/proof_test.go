@@ -18,8 +18,8 @@ func TestManifestProofColumn(t *testing.T) {
 	layout := Layout{"flaky": {Evidence: true, Score: ScoreSeconds, Proof: true}}
 	stages := []string{"validate", "flaky"}
 	tasks := []*Task{
-		{Index: 0, Path: "oracle", Marks: []StageMark{{Stage: "validate", Verdict: Keep, Reason: "valid"}, {Stage: "flaky", Verdict: Keep, Reason: "oracle_passes", Proof: "oracle"}}},
-		{Index: 1, Path: "none", Marks: []StageMark{{Stage: "validate", Verdict: Keep, Reason: "valid"}, {Stage: "flaky", Verdict: Keep, Reason: "verifier_unproven", Proof: "none"}}},
+		{Index: 0, Path: "oracle", Marks: []StageMark{{Stage: "validate", Verdict: Keep, Reason: "valid"}, {Stage: "flaky", Verdict: Keep, Reason: "oracle_passes", Measure: &MarkMeasure{Proof: "oracle"}}}},
+		{Index: 1, Path: "none", Marks: []StageMark{{Stage: "validate", Verdict: Keep, Reason: "valid"}, {Stage: "flaky", Verdict: Keep, Reason: "verifier_unproven", Measure: &MarkMeasure{Proof: "none"}}}},
 		{Index: 2, Path: "early", Marks: []StageMark{{Stage: "validate", Verdict: Drop, Reason: "not_gzip"}}},
 	}
 	cases := []struct {
@@ -80,7 +80,7 @@ func TestManifestProofColumn(t *testing.T) {
 				got := ""
 				for _, m := range tk.Marks {
 					if m.Stage == "flaky" {
-						got = m.Proof
+						got = m.Proof()
 					}
 				}
 				if got != want {

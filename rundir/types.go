@@ -84,14 +84,24 @@ type Task struct {
 	Marks       []StageMark
 }
 
-// StageMark is one stage's decision on a task, kept for the manifest.
-// Reason codes come from a small set of constants, so marks cost a few
-// dozen bytes per task and stage.
+// StageMark is one stage's decision on a task, kept for the whole run
+// (the manifest, later stages). One exists per task and stage, so it stays
+// at 64 bytes: the strings share the stage's and the reason constants'
+// bytes, and what only sandbox stages measure sits behind Measure, nil for
+// the static stages (a 100K-task run with six static stages held 100 MB of
+// marks when every mark carried those fields).
 type StageMark struct {
 	Stage   string
 	Verdict Verdict
 	Reason  string
 	Seconds float64 // time the stage spent on this task (0 for set stages)
+	// Measure is the stage's measurement and evidence; nil when it has
+	// none (see MarkMeasure.Empty).
+	Measure *MarkMeasure
+}
+
+// MarkMeasure is what a stage measured of a task, beside its verdict.
+type MarkMeasure struct {
 	// ScoreSeconds and ScoreRate are the stage's measurement (see
 	// Decision); the manifest's <stage>_score.
 	ScoreSeconds, ScoreRate *float64
@@ -102,6 +112,25 @@ type StageMark struct {
 	FromLedger     bool
 	// Proof: see Decision; the manifest's `proof` column.
 	Proof string
+}
+
+// Empty reports whether the measure holds nothing (a mark needs none).
+func (m *MarkMeasure) Empty() bool { return m == nil || *m == MarkMeasure{} }
+
+// Proof is the mark's proof kind ("" when the stage records none).
+func (m StageMark) Proof() string {
+	if m.Measure == nil {
+		return ""
+	}
+	return m.Measure.Proof
+}
+
+// Measured is the mark's measure, the zero one when it has none.
+func (m StageMark) Measured() MarkMeasure {
+	if m.Measure == nil {
+		return MarkMeasure{}
+	}
+	return *m.Measure
 }
 
 // StageSummary is one stage's line of the funnel.
@@ -220,13 +249,13 @@ func KeptByProof(kept []*Task) map[string]int64 {
 	var out map[string]int64
 	for _, t := range kept {
 		for _, m := range t.Marks {
-			if m.Proof == "" {
+			if m.Proof() == "" {
 				continue
 			}
 			if out == nil {
 				out = map[string]int64{}
 			}
-			out[m.Proof]++
+			out[m.Proof()]++
 			break
 		}
 	}
