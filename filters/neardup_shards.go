@@ -57,7 +57,10 @@ func (n *NearDup) writeSketches(file string, tasks []*pipeline.Task, ids []int32
 		b = binary.LittleEndian.AppendUint64(b, uint64(t.Index))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(instr)))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(tests)))
-		for _, v := range n.store.sig(id) {
+		// The signature of the whole sets, as ObserveContent took it (Decide
+		// may have signed them again without this shard's boilerplate):
+		// the merge counts the boilerplate of the union itself.
+		for _, v := range sign(nil, instr, tests) {
 			b = binary.LittleEndian.AppendUint16(b, v)
 		}
 		for _, set := range [][]uint32{instr, tests} {

@@ -2,7 +2,6 @@ package filters_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -489,54 +488,5 @@ func TestNearDupGenericInstructions(t *testing.T) {
 	}
 	if dropped > 0 {
 		t.Errorf("%d of %d tasks with the generic instruction dropped", dropped, len(pymMethods))
-	}
-}
-
-// TestNearDupTemplatedScale: 600 templated tasks, each with a short part of
-// its own; the copy of the first one, last in pool order, is still found
-// although every earlier task shares the template with it (the LSH buckets
-// are keyed on what the tasks do not share, so maxBucketScan does not cut
-// the original out of the scan).
-func TestNearDupTemplatedScale(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	vocab := strings.Fields("account buffer cache digest event filter graph header index journal key ledger matrix node " +
-		"offset packet queue record schema token upload vector window archive batch cursor domain entry frame gauge " +
-		"handle image job kernel label metric notice order parcel quota route sample table unit value worker zone")
-	word := func() string { return vocab[r.IntN(len(vocab))] }
-	method := func(i int) pymMethod {
-		name := fmt.Sprintf("%s_%s_%d", word(), word(), i)
-		var desc []string
-		for k := 0; k < 22; k++ {
-			desc = append(desc, word())
-		}
-		var checks []string
-		for k := 0; k < 2; k++ {
-			checks = append(checks, fmt.Sprintf("assert obj.%s(%q, %q) == %q", name, word(), word(), word()+"_"+word()))
-		}
-		return pymMethod{"Service", "Service()", name, "def " + name + "(self, first: str, second: str) -> str",
-			"Return the " + strings.Join(desc, " ") + ".", "Service()." + name + "('a', 'b')", "'a_b'", checks}
-	}
-	tasks := map[string]map[string]string{}
-	var first pymMethod
-	for i := 0; i < 600; i++ {
-		m := method(i)
-		if i == 0 {
-			first = m
-		}
-		tasks[fmt.Sprintf("scale-%04d", i)] = pymTask(m, "")
-	}
-	tasks["scale-9999"] = pymEdited(first)
-	got := runStages(t, writeTaskDirs(t, tasks), []string{"validate", "near_dup"}, filters.Options{})
-	dropped := 0
-	for i := 0; i < 600; i++ {
-		if d := got[fmt.Sprintf("scale-%04d", i)]; d.Verdict != pipeline.Keep {
-			dropped++
-		}
-	}
-	if dropped > 0 {
-		t.Errorf("%d of 600 distinct templated tasks dropped", dropped)
-	}
-	if d := got["scale-9999"]; d.Reason != filters.ReasonNearDuplicate || !strings.Contains(d.Detail, "near-duplicate of scale-0000: ") {
-		t.Errorf("edited copy of scale-0000: %s %s %s", d.Stage, d.Reason, d.Detail)
 	}
 }
