@@ -139,3 +139,69 @@ func TestNearDupTemplateOnlySections(t *testing.T) {
 		t.Errorf("harness-only-b: %s", d)
 	}
 }
+
+// TestNearDupBoilerplateCount: the boilerplate is exactly the shingles in
+// more than 5% and more than 50 of the tasks: the template and a phrase of
+// 60 tasks, not a family's phrase of 40, nor a task's own; counted in one
+// pass for the instructions and in two hash partitions for the tests
+// (1,000 tasks of 2,160 test shingles exceed maxCountShingles).
+func TestNearDupBoilerplateCount(t *testing.T) {
+	p := newSynthPool(t, 9, 300, 100)
+	family, sixty := p.set(30), p.set(25)
+	for k := 0; k < 1000; k++ {
+		instr, tests := p.set(20), p.set(2035)
+		if k%25 == 0 { // 40 tasks
+			instr = append(instr, family...)
+		}
+		if k%16 == 3 && k < 963 { // 60 tasks
+			tests = append(tests, sixty...)
+		}
+		p.add(fmt.Sprintf("task-%04d", k), instr, tests)
+	}
+	s := p.nd.store
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.release()
+	var have []int32
+	for _, tk := range p.tasks {
+		have = append(have, s.idx[tk])
+	}
+	if total := 1000 * int(s.nT[0]); total <= maxCountShingles {
+		t.Fatalf("%d test shingles fit in one pass", total)
+	}
+	bpI, bpT, err := s.boilerplate(have)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted := func(parts ...[]uint32) []uint32 {
+		out := slices.Concat(parts...)
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	if want := sorted(p.tplI); !slices.Equal(bpI, want) {
+		t.Errorf("instruction boilerplate: %d shingles, want the template's %d", len(bpI), len(want))
+	}
+	if want := sorted(p.tplT, sixty); !slices.Equal(bpT, want) {
+		t.Errorf("tests boilerplate: %d shingles, want the template's and the 60 tasks' phrase, %d", len(bpT), len(want))
+	}
+}
+
+func TestRadixSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 1000, 70000} {
+		a := make([]uint32, n)
+		for i := range a {
+			a[i] = r.Uint32()
+			if i%3 == 0 {
+				a[i] &= 0xff // repeated values and an empty high half
+			}
+		}
+		want := slices.Clone(a)
+		slices.Sort(want)
+		radixSort(a, make([]uint32, n))
+		if !slices.Equal(a, want) {
+			t.Errorf("n=%d: not sorted", n)
+		}
+	}
+}
