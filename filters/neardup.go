@@ -66,7 +66,7 @@ const (
 // none: tests and small runs behave as before).
 //
 // Document frequencies are counted per section on an evenly spaced
-// sample (pool order) of as many tasks as fit in maxCountShingles (8 MB,
+// sample (pool order) of as many tasks as fit in maxCountShingles (4 MB,
 // and as much again to sort), at least minBoilerplateSample and at most
 // nearDupBoilerplateSample (every task of a smaller pool); a sample too
 // big for one pass is counted in hash partitions. A shingle in 5% of the
@@ -77,7 +77,7 @@ const (
 	nearDupBoilerplateMin    = 50
 	nearDupBoilerplateSample = 5000
 	minBoilerplateSample     = 1000
-	maxCountShingles         = 1 << 21
+	maxCountShingles         = 1 << 20
 )
 
 // NearDup drops tasks whose instruction and tests are both near-identical
@@ -325,32 +325,36 @@ func (s *sketchStore) boilerplate(have []int32) (instr, tests []uint32, err erro
 	if n <= nearDupBoilerplateMin {
 		return nil, nil, nil // no shingle can be in more than the floor
 	}
-	var buf, tmp []uint32
-	for sec := 0; sec < 2; sec++ {
+	// Per section, as many tasks as one counting pass holds, within the
+	// bounds, evenly spaced.
+	var samples [2][]int32
+	var sampled [2]int
+	for sec := range samples {
 		total := 0
 		for _, id := range have {
 			total += int(s.size(id, sec))
 		}
-		// As many tasks as one counting pass holds, within the bounds.
 		m := nearDupBoilerplateSample
 		if total > 0 {
 			m = min(m, max(minBoilerplateSample, int(int64(maxCountShingles)*int64(n)/int64(total))))
 		}
 		m = min(m, n)
-		sample := make([]int32, m)
-		sampled := 0
-		for k := range sample {
-			sample[k] = have[int(int64(k)*int64(n)/int64(m))]
-			sampled += int(s.size(sample[k], sec))
+		samples[sec] = make([]int32, m)
+		for k := range samples[sec] {
+			id := have[int(int64(k)*int64(n)/int64(m))]
+			samples[sec][k] = id
+			sampled[sec] += int(s.size(id, sec))
 		}
+	}
+	// One partition and one task's whole section at most: the buffers do
+	// not grow by doubling past the budget.
+	size := min(max(sampled[0], sampled[1]), maxCountShingles) + 2*maxSectionWords
+	buf, tmp := make([]uint32, 0, size), make([]uint32, 0, size)
+	for sec, sample := range samples {
+		m := len(sample)
 		// A shingle held by c sample tasks stands for about c·n/m tasks.
 		need := int(max(nearDupBoilerplateShare*float64(m), nearDupBoilerplateMin*float64(m)/float64(n)))
-		parts := uint32(1 + sampled/maxCountShingles)
-		// One partition and one task's whole section at most: the buffers
-		// do not grow by doubling past the budget.
-		if c := min(sampled, maxCountShingles) + 2*maxSectionWords; cap(buf) < c {
-			buf, tmp = make([]uint32, 0, c), make([]uint32, 0, c)
-		}
+		parts := uint32(1 + sampled[sec]/maxCountShingles)
 		var bp []uint32
 		for p := uint32(0); p < parts; p++ {
 			buf = buf[:0]

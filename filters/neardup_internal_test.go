@@ -143,8 +143,8 @@ func TestNearDupTemplateOnlySections(t *testing.T) {
 // TestNearDupBoilerplateCount: the boilerplate is exactly the shingles in
 // more than 5% and more than 50 of the tasks: the template and a phrase of
 // 60 tasks, not a family's phrase of 40, nor a task's own; counted in one
-// pass for the instructions and in two hash partitions for the tests
-// (1,000 tasks of 2,160 test shingles exceed maxCountShingles).
+// pass for the instructions and in hash partitions for the tests (1,000
+// tasks of about 2,150 test shingles exceed maxCountShingles).
 func TestNearDupBoilerplateCount(t *testing.T) {
 	p := newSynthPool(t, 9, 300, 100)
 	family, sixty := p.set(30), p.set(25)
