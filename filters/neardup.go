@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sync"
@@ -50,17 +51,58 @@ const (
 	maxBucketScan = 256
 )
 
+// The pool's boilerplate: a shingle held by more than
+// nearDupBoilerplateShare of the pool's tasks and by more than
+// nearDupBoilerplateMin of them is the pool's template (an instruction
+// preamble, a requirements list, a shared test.sh or conftest.py), not a
+// task's content, and near_dup ignores it, for the instruction and for the
+// tests separately. The share is decontam's (boilerplateShare): a 4-word
+// phrase in one task of twenty is a template's, not one task's. The floor
+// is higher than decontam's 5: a pool is what is being curated, and a
+// phrase shared by up to 50 tasks is as likely one family's content (a
+// topic's *_medium and *_hard variants) as a template; it also leaves
+// pools of up to 1,000 tasks, where 5% is 50 or fewer, with no boilerplate
+// but phrases in more than 50 of their tasks (and pools of up to 50 with
+// none: tests and small runs behave as before).
+//
+// Document frequencies are counted per section on an evenly spaced
+// sample (pool order) of as many tasks as fit in maxCountShingles (4 MB,
+// and as much again to sort), at least minBoilerplateSample and at most
+// nearDupBoilerplateSample (every task of a smaller pool); a sample too
+// big for one pass is counted in hash partitions. A shingle in 5% of the
+// pool is in about 50 of 1,000 sampled tasks, give or take 7, and 250 of
+// 5,000, give or take 16.
+const (
+	nearDupBoilerplateShare  = 0.05
+	nearDupBoilerplateMin    = 50
+	nearDupBoilerplateSample = 5000
+	minBoilerplateSample     = 1000
+	maxCountShingles         = 1 << 20
+)
+
 // NearDup drops tasks whose instruction and tests are both near-identical
 // to an earlier kept task's, in pool order: exact Jaccard of the word
 // shingle sets ≥ Threshold on the instruction and ≥ Threshold/2 on the
 // tests. The tests' bar is lower because a renamed variable recurs all
 // through test code (one renamed twice and a few numbers changed gave 0.46
-// on a 20-line pytest file), while shared harnesses make even unrelated
-// tests 0.2–0.7 alike: the tests only keep apart templated instructions
-// over clearly different tests. It reads content during validate's pass (see
-// ContentObserver): a MinHash signature per task stays in memory (192
-// bytes) and the shingle sets go to an unlinked temporary file, read back
-// only to verify LSH candidates, so LSH false positives never drop.
+// on a 20-line pytest file): the tests only keep apart near-identical
+// instructions over clearly different tests.
+//
+// The sets exclude the pool's boilerplate (see nearDupBoilerplateShare):
+// the shingles of a template every task shares would otherwise make
+// distinct tasks of a templated pool 0.6–0.8 alike on both sections. A task whose
+// instruction is nothing but the template has nothing of its own to
+// compare and is never a near-duplicate (as a task without instruction
+// text); when the tests of both tasks are nothing but the template (or
+// hold no text), they do not tell the tasks apart and the instruction
+// decides alone (two empty sets have Jaccard 1).
+//
+// It reads content during validate's pass (see ContentObserver): a MinHash
+// signature per task stays in memory (192 bytes) and the shingle sets go
+// to an unlinked temporary file, read back to count the boilerplate on a
+// sample, to sign the sets without it (so LSH buckets hold what tasks do
+// not share with the template) and to verify LSH candidates, so LSH false
+// positives never drop.
 type NearDup struct {
 	Threshold float64
 	// SketchFile, when set, receives the sketches of the tasks near_dup
@@ -87,10 +129,13 @@ func (*NearDup) Name() string { return StageNearDup }
 func (n *NearDup) ObserveContent(t *pipeline.Task, b *bundle.Bundle) {
 	instr := similarity.ShinglesOf(instructionWords(b), nearDupShingle)
 	tests := similarity.ShinglesOf(testWords(b), nearDupShingle)
-	sig := make([]uint16, 0, sigWidth)
+	n.store.add(t, sign(nil, instr, tests), instr, tests)
+}
+
+// sign appends the near_dup signature of two shingle sets to sig.
+func sign(sig []uint16, instr, tests []uint32) []uint16 {
 	sig = append(sig, similarity.Sign(instr, sigInstr, 1)...)
-	sig = append(sig, similarity.Sign(tests, sigTests, 2)...)
-	n.store.add(t, sig, instr, tests)
+	return append(sig, similarity.Sign(tests, sigTests, 2)...)
 }
 
 // Decide implements pipeline.SetStage.
@@ -102,12 +147,40 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 	}
 	outs := make([]pipeline.Outcome, len(tasks))
 	ids := make([]int32, len(tasks)) // sketch of each task, -1 when none
+	var have []int32                 // the sketches of tasks, in pool order
 	for i, t := range tasks {
 		id, ok := s.idx[t]
 		if !ok {
 			id = -1
+		} else {
+			have = append(have, id)
 		}
 		ids[i] = id
+	}
+	// The pool's boilerplate, counted on the tasks to decide (not on
+	// those an earlier stage dropped: dedup's copies would count twice).
+	bpI, bpT, err := s.boilerplate(have)
+	if err != nil {
+		return nil, fmt.Errorf("near_dup: %w", err)
+	}
+	// hasInstr: the instruction has shingles besides the boilerplate.
+	hasInstr := make([]bool, len(tasks))
+	for i, id := range ids {
+		hasInstr[i] = id >= 0 && s.nI[id] > 0
+	}
+	if len(bpI)+len(bpT) > 0 {
+		// Sign again without the boilerplate, so that LSH buckets and
+		// the screen see what the tasks do not share with the template.
+		left, err := s.resign(have, bpI, bpT)
+		if err != nil {
+			return nil, fmt.Errorf("near_dup: %w", err)
+		}
+		for i, id := range ids {
+			hasInstr[i] = id >= 0 && left[id]
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	// LSH by sorting: per band, the (key, task) pairs sorted; the tasks
 	// sharing a key with task j and coming before it in pool order are
@@ -122,7 +195,7 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 	for b := range bands {
 		es := make([]entry, 0, len(tasks))
 		for i, id := range ids {
-			if id >= 0 && s.nI[id] > 0 {
+			if hasInstr[i] {
 				es = append(es, entry{uint32(similarity.BandKey(s.sig(id)[:sigInstr], b, lshRows)), int32(i)})
 			}
 		}
@@ -143,6 +216,11 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 	kept := make([]bool, len(tasks))
 	seen := make([]int32, len(tasks)) // candidate stamp: j+1 when checked for task j
 	var setA, setB, setC, setD []uint32
+	ignored := ""
+	if len(bpI)+len(bpT) > 0 {
+		ignored = fmt.Sprintf("; %d instruction and %d test shingles held by more than %.0f%% of the pool's tasks ignored",
+			len(bpI), len(bpT), 100*nearDupBoilerplateShare)
+	}
 	for j := range tasks {
 		if j%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -156,8 +234,9 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 		}
 		match, ji, jt := -1, 0.0, 0.0
 		sj := s.sig(id)
+		readJ := false // setC, setD hold task j's sets
 	bandLoop:
-		for b := 0; b < lshBands && s.nI[id] > 0; b++ {
+		for b := 0; b < lshBands && hasInstr[j]; b++ {
 			es := bands[b]
 			key := uint32(similarity.BandKey(sj[:sigInstr], b, lshRows))
 			p, _ := slices.BinarySearchFunc(es, entry{key, int32(j)}, func(a, b entry) int {
@@ -184,8 +263,12 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 				if setA, setB, err = s.read(ids[i], setA, setB); err != nil {
 					return nil, fmt.Errorf("near_dup: %w", err)
 				}
-				if setC, setD, err = s.read(id, setC, setD); err != nil {
-					return nil, fmt.Errorf("near_dup: %w", err)
+				setA, setB = without(setA, bpI), without(setB, bpT)
+				if !readJ {
+					if setC, setD, err = s.read(id, setC, setD); err != nil {
+						return nil, fmt.Errorf("near_dup: %w", err)
+					}
+					setC, setD, readJ = without(setC, bpI), without(setD, bpT), true
 				}
 				a, b := similarity.Jaccard(setA, setC), similarity.Jaccard(setB, setD)
 				if a >= n.Threshold && b >= n.Threshold/2 {
@@ -196,8 +279,8 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 		}
 		if match >= 0 {
 			outs[j] = pipeline.DropOutcome(ReasonNearDuplicate, fmt.Sprintf(
-				"near-duplicate of %s: Jaccard %.2f on the instruction, %.2f on the tests (%d-word shingles, thresholds %.2f and %.2f)",
-				tasks[match].Path, ji, jt, nearDupShingle, n.Threshold, n.Threshold/2))
+				"near-duplicate of %s: Jaccard %.2f on the instruction, %.2f on the tests (%d-word shingles, thresholds %.2f and %.2f%s)",
+				tasks[match].Path, ji, jt, nearDupShingle, n.Threshold, n.Threshold/2, ignored))
 			continue
 		}
 		kept[j] = true
@@ -209,6 +292,167 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 		}
 	}
 	return outs, nil
+}
+
+// without removes from a sorted set the members of a sorted set bp, in
+// place.
+func without(set, bp []uint32) []uint32 {
+	if len(bp) == 0 {
+		return set
+	}
+	out, k := set[:0], 0
+	for _, v := range set {
+		for k < len(bp) && bp[k] < v {
+			k++
+		}
+		if k == len(bp) || bp[k] != v {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// boilerplate returns the shingles, of the instruction and of the tests,
+// that more than nearDupBoilerplateShare and more than
+// nearDupBoilerplateMin of the sketches have, counted on an evenly spaced
+// sample of have (pool order). No map of the pool's shingles is built: the
+// sample's shingles of one section are appended to one slice, sorted, and
+// counted by runs (each set is distinct, so a run's length is the number
+// of tasks holding the shingle), in hash partitions of at most
+// maxCountShingles.
+func (s *sketchStore) boilerplate(have []int32) (instr, tests []uint32, err error) {
+	n := len(have)
+	if n <= nearDupBoilerplateMin {
+		return nil, nil, nil // no shingle can be in more than the floor
+	}
+	// Per section, as many tasks as one counting pass holds, within the
+	// bounds, evenly spaced.
+	var samples [2][]int32
+	var sampled [2]int
+	for sec := range samples {
+		total := 0
+		for _, id := range have {
+			total += int(s.size(id, sec))
+		}
+		m := nearDupBoilerplateSample
+		if total > 0 {
+			m = min(m, max(minBoilerplateSample, int(int64(maxCountShingles)*int64(n)/int64(total))))
+		}
+		m = min(m, n)
+		samples[sec] = make([]int32, m)
+		for k := range samples[sec] {
+			id := have[int(int64(k)*int64(n)/int64(m))]
+			samples[sec][k] = id
+			sampled[sec] += int(s.size(id, sec))
+		}
+	}
+	// One partition and one task's whole section at most: the buffers do
+	// not grow by doubling past the budget.
+	size := min(max(sampled[0], sampled[1]), maxCountShingles) + 2*maxSectionWords
+	buf, tmp := make([]uint32, 0, size), make([]uint32, 0, size)
+	for sec, sample := range samples {
+		m := len(sample)
+		// A shingle held by c sample tasks stands for about c·n/m tasks.
+		need := int(max(nearDupBoilerplateShare*float64(m), nearDupBoilerplateMin*float64(m)/float64(n)))
+		parts := uint32(1 + sampled[sec]/maxCountShingles)
+		var bp []uint32
+		for p := uint32(0); p < parts; p++ {
+			buf = buf[:0]
+			for _, id := range sample {
+				start := len(buf)
+				if buf, err = s.readSection(id, sec, buf); err != nil {
+					return nil, nil, err
+				}
+				if parts > 1 {
+					kept := buf[:start]
+					for _, v := range buf[start:] {
+						if v%parts == p {
+							kept = append(kept, v)
+						}
+					}
+					buf = kept
+				}
+			}
+			tmp = slices.Grow(tmp[:0], len(buf))[:len(buf)]
+			radixSort(buf, tmp)
+			for i := 0; i < len(buf); {
+				j := i + 1
+				for j < len(buf) && buf[j] == buf[i] {
+					j++
+				}
+				if j-i > need {
+					bp = append(bp, buf[i])
+				}
+				i = j
+			}
+		}
+		slices.Sort(bp)
+		if sec == 0 {
+			instr = bp
+		} else {
+			tests = bp
+		}
+	}
+	return instr, tests, nil
+}
+
+// radixSort sorts a in two passes of 16 bits through tmp (as long as a);
+// seven times as fast as slices.Sort on 4M random values.
+func radixSort(a, tmp []uint32) {
+	var count [1 << 16]int
+	src, dst := a, tmp
+	for shift := 0; shift < 32; shift += 16 {
+		clear(count[:])
+		for _, v := range src {
+			count[v>>shift&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i], sum = sum, sum+c
+		}
+		for _, v := range src {
+			k := v >> shift & 0xffff
+			dst[count[k]] = v
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+}
+
+// resign replaces the signatures of have by those of their sets without
+// the boilerplate, reading the spill file once in order, and reports which
+// instructions keep a shingle (indexed by sketch).
+func (s *sketchStore) resign(have []int32, bpI, bpT []uint32) ([]bool, error) {
+	order := slices.Clone(have)
+	slices.Sort(order) // sketches are spilled in id order
+	left := make([]bool, len(s.off))
+	r := bufio.NewReaderSize(io.NewSectionReader(s.spill, 0, s.written), 1<<20)
+	pos := int64(0)
+	var raw []byte
+	var instr, tests []uint32
+	for _, id := range order {
+		if _, err := r.Discard(int(s.off[id] - pos)); err != nil {
+			return nil, fmt.Errorf("shingle spill file: %w", err)
+		}
+		nI, nT := int(s.nI[id]), int(s.nT[id])
+		raw = slices.Grow(raw[:0], 4*(nI+nT))[:4*(nI+nT)]
+		if _, err := io.ReadFull(r, raw); err != nil {
+			return nil, fmt.Errorf("shingle spill file: %w", err)
+		}
+		pos = s.off[id] + int64(len(raw))
+		instr, tests = decodeSet(instr[:0], raw[:4*nI]), decodeSet(tests[:0], raw[4*nI:])
+		instr, tests = without(instr, bpI), without(tests, bpT)
+		left[id] = len(instr) > 0
+		copy(s.sig(id), sign(make([]uint16, 0, sigWidth), instr, tests))
+	}
+	return left, nil
+}
+
+func decodeSet(dst []uint32, raw []byte) []uint32 {
+	for k := 0; k+4 <= len(raw); k += 4 {
+		dst = append(dst, binary.LittleEndian.Uint32(raw[k:]))
+	}
+	return dst
 }
 
 // sketchStore holds the signatures in memory and the shingle sets in an
@@ -285,16 +529,30 @@ func (s *sketchStore) read(id int32, instr, tests []uint32) ([]uint32, []uint32,
 	if _, err := s.spill.ReadAt(raw, s.off[id]); err != nil {
 		return nil, nil, fmt.Errorf("shingle spill file: %w", err)
 	}
-	instr, tests = instr[:0], tests[:0]
-	for k := 0; k < n; k++ {
-		v := binary.LittleEndian.Uint32(raw[4*k:])
-		if k < int(s.nI[id]) {
-			instr = append(instr, v)
-		} else {
-			tests = append(tests, v)
-		}
+	nI := 4 * int(s.nI[id])
+	return decodeSet(instr[:0], raw[:nI]), decodeSet(tests[:0], raw[nI:]), nil
+}
+
+// size is the size of a sketch's instruction (sec 0) or tests (1) set.
+func (s *sketchStore) size(id int32, sec int) uint32 {
+	if sec == 0 {
+		return s.nI[id]
 	}
-	return instr, tests, nil
+	return s.nT[id]
+}
+
+// readSection appends a sketch's instruction (sec 0) or tests (1) set to
+// dst.
+func (s *sketchStore) readSection(id int32, sec int, dst []uint32) ([]uint32, error) {
+	off := s.off[id]
+	if sec == 1 {
+		off += 4 * int64(s.nI[id])
+	}
+	raw := make([]byte, 4*s.size(id, sec))
+	if _, err := s.spill.ReadAt(raw, off); err != nil {
+		return dst, fmt.Errorf("shingle spill file: %w", err)
+	}
+	return decodeSet(dst, raw), nil
 }
 
 // release frees the signatures and closes the spill file.

@@ -24,9 +24,14 @@ const NearDupSketchFile = "near_dup.sketch"
 
 // sketchMagic starts a sketch file; the format is: magic, threshold
 // (float64), then per kept task: pool index (int64), instruction and tests
-// set sizes (uint32 each), the signature (sigWidth uint16) and both sets
-// (uint32 each), all little-endian.
-const sketchMagic = "otcurate near_dup sketch v1\n"
+// set sizes (uint32 each), the signature of the whole sets (sigWidth
+// uint16) and both sets (uint32 each), all little-endian. v2: the layout
+// of v1, from shards whose near_dup ignored their boilerplate; a v1 file
+// comes from a shard that did not, whose drops a merge cannot undo.
+const (
+	sketchMagic   = "otcurate near_dup sketch v2\n"
+	sketchMagicV1 = "otcurate near_dup sketch v1\n"
+)
 
 // writeSketches saves the sketches of the kept tasks to file.
 func (n *NearDup) writeSketches(file string, tasks []*pipeline.Task, ids []int32, outs []pipeline.Outcome) (err error) {
@@ -57,7 +62,10 @@ func (n *NearDup) writeSketches(file string, tasks []*pipeline.Task, ids []int32
 		b = binary.LittleEndian.AppendUint64(b, uint64(t.Index))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(instr)))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(tests)))
-		for _, v := range n.store.sig(id) {
+		// The signature of the whole sets, as ObserveContent took it (Decide
+		// may have signed them again without this shard's boilerplate):
+		// the merge counts the boilerplate of the union itself.
+		for _, v := range sign(nil, instr, tests) {
 			b = binary.LittleEndian.AppendUint16(b, v)
 		}
 		for _, set := range [][]uint32{instr, tests} {
@@ -88,7 +96,9 @@ func (n *NearDup) writeSketches(file string, tasks []*pipeline.Task, ids []int32
 // NearDupShards runs near_dup again over the survivors of every shard, in
 // pool order, from the sketches the shards saved (NearDupSketchFile in
 // each run directory): a task near-identical to an earlier survivor of
-// another shard is dropped. Pairs within a shard were resolved there.
+// another shard is dropped. The boilerplate it ignores is counted on those
+// survivors (each shard counted its own on its slice). Pairs within a
+// shard were resolved there.
 type NearDupShards struct {
 	RunDirs []string
 }
@@ -137,6 +147,10 @@ func loadSketches(file string, byIndex map[int64]*pipeline.Task, open func(float
 	r := bufio.NewReaderSize(f, 1<<20)
 	head := make([]byte, len(sketchMagic)+8)
 	if _, err := io.ReadFull(r, head); err != nil || string(head[:len(sketchMagic)]) != sketchMagic {
+		if err == nil && string(head[:len(sketchMagicV1)]) == sketchMagicV1 {
+			return errors.New("written by an older otcurate, whose near_dup did not ignore the pool's boilerplate " +
+				"(templated but distinct tasks may have been dropped in that shard): build that shard again")
+		}
 		return fmt.Errorf("not a near_dup sketch file (%v)", err)
 	}
 	th := math.Float64frombits(binary.LittleEndian.Uint64(head[len(sketchMagic):]))

@@ -130,21 +130,27 @@ func writeTaskDirs(t *testing.T, tasks map[string]map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
 	for name, files := range tasks {
-		for p, data := range files {
-			full := filepath.Join(root, name, p)
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			mode := os.FileMode(0o644)
-			if strings.HasSuffix(p, ".sh") {
-				mode = 0o755
-			}
-			if err := os.WriteFile(full, []byte(data), mode); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeTaskDir(t, filepath.Join(root, name), files)
 	}
 	return root
+}
+
+// writeTaskDir writes one task directory.
+func writeTaskDir(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, data := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(p, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(full, []byte(data), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // runStages runs stages over a folder of task directories and returns each

@@ -144,7 +144,8 @@ task and are listed in the decision's flags and the funnel's flagged_by_reason.
 
 near_dup drops a task whose instruction (Jaccard ≥ --near-dup-threshold on 4-word
 shingles of normalised text: case, line breaks and numbers ignored) and tests/ text (≥ half
-of it) are near-identical to an earlier task's in pool order, naming it. A sharded run sees its
+of it) are near-identical to an earlier task's in pool order, naming it; shingles in more than
+5% of the pool's tasks (and more than 50) are its template and are ignored. A sharded run sees its
 shard only and saves its sketches; merge resolves pairs across shards (near_dup_shards). decontam (with --against POOL_OR_DIR, repeatable) drops tasks whose
 instruction shares a --decontam-ngram-word n-gram with a benchmark task's or reaches
 --decontam-ratio Indel similarity to it, quoting the overlap.`,
