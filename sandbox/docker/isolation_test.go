@@ -33,9 +33,11 @@ func TestIsolation(t *testing.T) {
 			}
 			before := ps()
 			// A daemon without the exec marker, renamed, that forks
-			// continuously, and a stopped process.
+			// continuously, and a stopped process (stopped once it is
+			// sleep: a stop between fork and exec left a bash, and the
+			// check below failed now and then).
 			run(t, sb, sandbox.ExecRequest{Cmd: `env -i setsid nohup bash -c 'exec -a kworker/agent bash -c "while :; do (sleep 77 &); done"' >/dev/null 2>&1 &
-sleep 78 & kill -STOP $!; sleep 0.5`})
+sleep 78 & p=$!; for i in $(seq 500); do [ "$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)" = "sleep 78 " ] && break; sleep 0.01; done; kill -STOP $p; sleep 0.5`})
 			if got := ps(); !strings.Contains(got, "sleep 77") || !strings.Contains(got, "sleep 78") {
 				t.Fatalf("the agent's processes did not start:\n%s", got)
 			}
