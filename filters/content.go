@@ -10,12 +10,38 @@ import (
 )
 
 // ContentObserver is a stage that reads each task's content during the
-// intake pass (validate), where the bundle is decoded anyway, and decides
-// later as a set stage in pool order (near_dup). Build hands the observers
-// of a stage list to validate. ObserveContent must be safe for concurrent
-// use.
+// intake pass (validate), where the bundle is decoded anyway: near_dup,
+// which decides later as a set stage in pool order, and decontam, which
+// keeps its verdicts for its own pass. Build hands the observers of a
+// stage list to validate. ObserveContent must be safe for concurrent use
+// (each call has a Content of its own).
 type ContentObserver interface {
-	ObserveContent(t *pipeline.Task, b *bundle.Bundle)
+	ObserveContent(t *pipeline.Task, c *Content)
+}
+
+// Content is a task's decoded bundle as the content observers read it:
+// the word hashes of each section are computed once for all of them (the
+// instruction's were hashed once by near_dup and again by decontam).
+type Content struct {
+	Bundle              *bundle.Bundle
+	instr, tests        []uint64
+	haveInstr, haveTest bool
+}
+
+// InstructionWords are instructionWords of the bundle, computed once.
+func (c *Content) InstructionWords() []uint64 {
+	if !c.haveInstr {
+		c.instr, c.haveInstr = instructionWords(c.Bundle), true
+	}
+	return c.instr
+}
+
+// TestWords are testWords of the bundle, computed once.
+func (c *Content) TestWords() []uint64 {
+	if !c.haveTest {
+		c.tests, c.haveTest = testWords(c.Bundle), true
+	}
+	return c.tests
 }
 
 // Text the similarity stages read, per section.

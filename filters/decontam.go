@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pipeline"
@@ -73,10 +74,12 @@ type Decontam struct {
 	N     int
 	Ratio float64
 	bench []benchTask
-	grams map[uint64]int32   // n-gram → the first benchmark task holding it, or -1: boilerplate
-	df    map[uint64]int32   // n-gram → benchmark tasks holding it (while loading)
-	last  map[uint64]int32   // n-gram → the last benchmark task counted, plus 1 (while loading)
+	grams map[uint64]gram    // n-gram → the benchmark tasks holding it
 	fuzzy map[uint64][]int32 // 4-gram → the benchmark tasks holding it
+	// seen holds ObserveContent's verdicts until Process reports them: nil
+	// for a clean task.
+	mu   sync.Mutex
+	seen map[*pipeline.Task]*pipeline.Outcome
 	// gramBits and fuzzyBits: one bit per hash bucket of the maps' keys,
 	// a 512 KB filter that stays in cache: most of a clean task's n-grams
 	// are turned away without a map lookup (a cache miss each; they were
@@ -92,6 +95,14 @@ func newBitFilter() bitFilter { return make(bitFilter, 1<<22/64) }
 func (f bitFilter) add(h uint64)      { b := h >> 42; f[b/64] |= 1 << (b % 64) }
 func (f bitFilter) has(h uint64) bool { b := h >> 42; return f[b/64]&(1<<(b%64)) != 0 }
 
+// gram is what decontam knows of one benchmark n-gram: one map entry, so
+// loading costs one lookup and one store per n-gram.
+type gram struct {
+	first int32 // the first benchmark task holding it; -1: boilerplate
+	df    int32 // benchmark tasks holding it (counted while loading)
+	last  int32 // the last benchmark task counted, plus 1 (while loading)
+}
+
 type benchTask struct {
 	name   string // pool: path
 	hashes []uint64
@@ -104,7 +115,7 @@ func NewDecontam(o DecontamOptions) (*Decontam, error) {
 	if len(o.Against) == 0 {
 		return nil, errors.New("stage decontam needs at least one benchmark pool (--against POOL_OR_DIR)")
 	}
-	d := &Decontam{N: o.N, Ratio: o.Ratio, grams: map[uint64]int32{}, df: map[uint64]int32{}, last: map[uint64]int32{}, fuzzy: map[uint64][]int32{}}
+	d := &Decontam{N: o.N, Ratio: o.Ratio, grams: map[uint64]gram{}, fuzzy: map[uint64][]int32{}}
 	if d.N == 0 {
 		d.N = DefaultDecontamN
 	}
@@ -127,15 +138,12 @@ func NewDecontam(o DecontamOptions) (*Decontam, error) {
 		return nil, fmt.Errorf("decontam: the benchmark pools %s hold no task", strings.Join(o.Against, ", "))
 	}
 	common := max(boilerplateMin, int32(boilerplateShare*float64(len(d.bench))))
-	for g, n := range d.df {
-		if n > common {
-			d.grams[g] = -1
-		}
-	}
-	d.df, d.last = nil, nil
 	d.gramBits, d.fuzzyBits = newBitFilter(), newBitFilter()
-	for g, id := range d.grams {
-		if id >= 0 {
+	for g, e := range d.grams {
+		if e.df > common {
+			e.first = -1
+			d.grams[g] = e
+		} else {
 			d.gramBits.add(g)
 		}
 	}
@@ -170,12 +178,14 @@ func (d *Decontam) load(spec string, lim bundle.Limits) error {
 		d.bench = append(d.bench, benchTask{name: spec + ":" + rec.Path, hashes: hs})
 		for i := 0; i+d.N <= len(hs); i++ {
 			g := similarity.NGramHash(hs, i, d.N)
-			if _, ok := d.grams[g]; !ok {
-				d.grams[g] = id
+			e, ok := d.grams[g]
+			if !ok {
+				e.first = id
 			}
-			if d.last[g] != id+1 { // once per benchmark task
-				d.last[g] = id + 1
-				d.df[g]++
+			if e.last != id+1 { // once per benchmark task
+				e.last = id + 1
+				e.df++
+				d.grams[g] = e
 			}
 		}
 		for i := 0; i+fuzzyGram <= len(hs); i++ {
@@ -191,30 +201,63 @@ func (d *Decontam) load(spec string, lim bundle.Limits) error {
 // Name implements pipeline.Stage.
 func (*Decontam) Name() string { return StageDecontam }
 
-// Process implements pipeline.ItemStage.
+// ObserveContent implements ContentObserver: decontam judges each task
+// during validate's pass, from the instruction's word hashes near_dup
+// reads too, and keeps only the drops (a few bytes per clean task) for
+// Process.
+func (d *Decontam) ObserveContent(t *pipeline.Task, c *Content) {
+	var out *pipeline.Outcome
+	if o := d.judge(context.Background(), c.Bundle, c.InstructionWords()); o.Verdict != pipeline.Keep {
+		out = &o
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen == nil {
+		d.seen = map[*pipeline.Task]*pipeline.Outcome{}
+	}
+	d.seen[t] = out
+}
+
+// Process implements pipeline.ItemStage: the verdict ObserveContent took,
+// or, for a task validate did not show it, one taken now.
 func (d *Decontam) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
+	d.mu.Lock()
+	out, seen := d.seen[it.Task]
+	delete(d.seen, it.Task)
+	d.mu.Unlock()
+	if seen {
+		if out == nil {
+			return pipeline.KeepOutcome(ReasonClean, "")
+		}
+		return *out
+	}
 	if it.Bundle == nil {
 		return pipeline.ErrorOutcome("decontam_no_bundle", "decontam ran without the decoded bundle")
 	}
-	hs := instructionWords(it.Bundle)
+	return d.judge(ctx, it.Bundle, instructionWords(it.Bundle))
+}
+
+// judge decides one task from its instruction's word hashes hs.
+func (d *Decontam) judge(ctx context.Context, b *bundle.Bundle, hs []uint64) pipeline.Outcome {
 	for i := 0; i+d.N <= len(hs); i++ {
 		g := similarity.NGramHash(hs, i, d.N)
 		if !d.gramBits.has(g) {
 			continue
 		}
-		id, ok := d.grams[g]
+		e, ok := d.grams[g]
+		id := e.first
 		if !ok || id < 0 {
 			continue
 		}
 		// Extend the span while the next n-grams are the same task's.
 		end := i + d.N
 		for end < len(hs) && end-i < maxSpanWords {
-			if id2, ok := d.grams[similarity.NGramHash(hs, end+1-d.N, d.N)]; !ok || id2 != id {
+			if e2, ok := d.grams[similarity.NGramHash(hs, end+1-d.N, d.N)]; !ok || e2.first != id {
 				break
 			}
 			end++
 		}
-		data, _ := it.Bundle.Data("instruction.md")
+		data, _ := b.Data("instruction.md")
 		words := similarity.Words(data) // the same words hs hashes
 		return pipeline.DropOutcome(ReasonContaminated, fmt.Sprintf("%d-gram overlap with benchmark task %s: %q",
 			d.N, d.bench[id].name, strings.Join(words[i:end], " ")))

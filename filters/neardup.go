@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/similarity"
 )
@@ -126,9 +125,9 @@ func NewNearDup(threshold float64) (*NearDup, error) {
 func (*NearDup) Name() string { return StageNearDup }
 
 // ObserveContent implements ContentObserver.
-func (n *NearDup) ObserveContent(t *pipeline.Task, b *bundle.Bundle) {
-	instr := similarity.ShinglesOf(instructionWords(b), nearDupShingle)
-	tests := similarity.ShinglesOf(testWords(b), nearDupShingle)
+func (n *NearDup) ObserveContent(t *pipeline.Task, c *Content) {
+	instr := similarity.ShinglesOf(c.InstructionWords(), nearDupShingle)
+	tests := similarity.ShinglesOf(c.TestWords(), nearDupShingle)
 	n.store.add(t, sign(nil, instr, tests), instr, tests)
 }
 

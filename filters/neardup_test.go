@@ -1,6 +1,7 @@
 package filters_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/filters"
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
@@ -314,5 +316,41 @@ func TestNearDupOnSamplePool(t *testing.T) {
 	}
 	if len(drops) != 1 || !strings.HasPrefix(drops[0], "task-00036: near-duplicate of task-00016: Jaccard 0.85 on the instruction, 0.57 on the tests") {
 		t.Errorf("near_dup drops %q", drops)
+	}
+}
+
+// TestDecontamUnobserved: decontam judges tasks during validate's pass
+// (ObserveContent); a task it was not shown there (a stage list that hands
+// it no content) is judged in Process, with the same verdicts.
+func TestDecontamUnobserved(t *testing.T) {
+	bench := writeTaskDirs(t, map[string]map[string]string{
+		"bench/log-summary": logTask(logInstr, logTests),
+	})
+	d, err := filters.NewDecontam(filters.DecontamOptions{Against: []string{bench}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		files  map[string]string
+		reason string
+	}{
+		{"edited-copy", logTask(logInstrEdited, logTestsEdited), filters.ReasonContaminated},
+		{"same-family", logTask(logInstrHard, logTestsHard), filters.ReasonClean},
+	} {
+		dir := filepath.Join(t.TempDir(), c.name)
+		writeTaskDir(t, dir, c.files)
+		var buf bytes.Buffer
+		if err := bundle.EncodeDir(&buf, dir); err != nil {
+			t.Fatal(err)
+		}
+		b, err := bundle.Scan(buf.Bytes(), bundle.DefaultLimits(), bundle.DefaultRetain())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := d.Process(context.Background(), &pipeline.Item{Task: &pipeline.Task{Path: c.name}, Bundle: b})
+		if out.Reason != c.reason {
+			t.Errorf("%s: %s %s %s, want %s", c.name, out.Verdict, out.Reason, out.Detail, c.reason)
+		}
 	}
 }

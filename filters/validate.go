@@ -67,8 +67,11 @@ func (v Validate) Process(ctx context.Context, it *pipeline.Item) pipeline.Outco
 		return defectOutcome(err)
 	}
 	it.Bundle, it.Info = b, info
-	for _, o := range v.Observers {
-		o.ObserveContent(it.Task, b)
+	if len(v.Observers) > 0 {
+		c := &Content{Bundle: b}
+		for _, o := range v.Observers {
+			o.ObserveContent(it.Task, c)
+		}
 	}
 	it.Task.EnvKind = info.EnvKind
 	it.Task.HasSolution = info.HasSolution
