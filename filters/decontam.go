@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/similarity"
+	"github.com/sourcegraph/conc/stream"
 )
 
 // Reasons of the decontam stage.
@@ -115,7 +117,7 @@ func NewDecontam(o DecontamOptions) (*Decontam, error) {
 	if len(o.Against) == 0 {
 		return nil, errors.New("stage decontam needs at least one benchmark pool (--against POOL_OR_DIR)")
 	}
-	d := &Decontam{N: o.N, Ratio: o.Ratio, grams: map[uint64]gram{}, fuzzy: map[uint64][]int32{}}
+	d := &Decontam{N: o.N, Ratio: o.Ratio}
 	if d.N == 0 {
 		d.N = DefaultDecontamN
 	}
@@ -137,6 +139,7 @@ func NewDecontam(o DecontamOptions) (*Decontam, error) {
 	if len(d.bench) == 0 {
 		return nil, fmt.Errorf("decontam: the benchmark pools %s hold no task", strings.Join(o.Against, ", "))
 	}
+	d.index()
 	common := max(boilerplateMin, int32(boilerplateShare*float64(len(d.bench))))
 	d.gramBits, d.fuzzyBits = newBitFilter(), newBitFilter()
 	for g, e := range d.grams {
@@ -161,21 +164,61 @@ func (d *Decontam) load(spec string, lim bundle.Limits) error {
 		return err
 	}
 	keep := bundle.RetainLimits{MaxFile: 1 << 20, MaxTotal: 1 << 20, Only: []string{"instruction.md"}}
-	return src.Each(context.Background(), nil, func(rec pool.Record) error {
-		if rec.Err != nil {
-			return fmt.Errorf("%s: %w", rec.Origin(), rec.Err)
+	// Rows are decoded on every core and added in pool order (so the
+	// first unreadable row is the one reported, and task ids are stable).
+	var firstErr error
+	s := stream.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	err = src.Each(context.Background(), nil, func(rec pool.Record) error {
+		if firstErr != nil {
+			return firstErr
 		}
-		b, err := bundle.Scan(rec.Blob, lim, keep)
-		if err != nil {
-			return fmt.Errorf("%s (%s): %w", rec.Origin(), rec.Path, err)
-		}
-		data, ok := b.Data("instruction.md")
-		if !ok {
-			return fmt.Errorf("%s (%s): no readable instruction.md", rec.Origin(), rec.Path)
-		}
-		id := int32(len(d.bench))
-		hs := similarity.WordHashesOf(data)
-		d.bench = append(d.bench, benchTask{name: spec + ":" + rec.Path, hashes: hs})
+		s.Go(func() stream.Callback {
+			t, err := readBenchTask(spec, rec, lim, keep)
+			return func() {
+				if firstErr == nil && err != nil {
+					firstErr = err
+				}
+				if firstErr == nil {
+					d.bench = append(d.bench, t)
+				}
+			}
+		})
+		return nil
+	})
+	s.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return err
+}
+
+// readBenchTask decodes one benchmark row: its instruction's word hashes.
+func readBenchTask(spec string, rec pool.Record, lim bundle.Limits, keep bundle.RetainLimits) (benchTask, error) {
+	if rec.Err != nil {
+		return benchTask{}, fmt.Errorf("%s: %w", rec.Origin(), rec.Err)
+	}
+	b, err := bundle.Scan(rec.Blob, lim, keep)
+	if err != nil {
+		return benchTask{}, fmt.Errorf("%s (%s): %w", rec.Origin(), rec.Path, err)
+	}
+	data, ok := b.Data("instruction.md")
+	if !ok {
+		return benchTask{}, fmt.Errorf("%s (%s): no readable instruction.md", rec.Origin(), rec.Path)
+	}
+	return benchTask{name: spec + ":" + rec.Path, hashes: similarity.WordHashesOf(data)}, nil
+}
+
+// index builds the n-gram maps over the loaded benchmark tasks, sized for
+// their n-grams up front (growing them was a third of the load).
+func (d *Decontam) index() {
+	var grams, fuzzy int
+	for _, t := range d.bench {
+		grams += max(len(t.hashes)-d.N+1, 0)
+		fuzzy += max(len(t.hashes)-fuzzyGram+1, 0)
+	}
+	d.grams, d.fuzzy = make(map[uint64]gram, grams), make(map[uint64][]int32, fuzzy)
+	for i, t := range d.bench {
+		id, hs := int32(i), t.hashes
 		for i := 0; i+d.N <= len(hs); i++ {
 			g := similarity.NGramHash(hs, i, d.N)
 			e, ok := d.grams[g]
@@ -194,8 +237,7 @@ func (d *Decontam) load(spec string, lim bundle.Limits) error {
 				d.fuzzy[g] = append(p, id)
 			}
 		}
-		return nil
-	})
+	}
 }
 
 // Name implements pipeline.Stage.
