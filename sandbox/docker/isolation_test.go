@@ -28,16 +28,20 @@ func TestIsolation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sb := start(t, d, sandbox.StartSpec{Image: sharedImage(t)})
 			// A service up before Start returned survives KillAll.
+			// Builtins only (mapfile, not tr): the forking daemon below
+			// can fill the container's pid limit, and a listing that
+			// forks then misses processes.
 			ps := func() string {
-				return string(run(t, sb, sandbox.ExecRequest{Cmd: `for d in /proc/[0-9]*; do [ "${d##*/}" = $$ ] || tr '\0' ' ' < $d/cmdline 2>/dev/null; echo; done`, User: "root"}).Stdout)
+				return string(run(t, sb, sandbox.ExecRequest{Cmd: `for d in /proc/[0-9]*; do [ "${d##*/}" = $$ ] || { mapfile -d '' a < $d/cmdline && echo "${a[*]}"; } 2>/dev/null; done`, User: "root"}).Stdout)
 			}
 			before := ps()
-			// A daemon without the exec marker, renamed, that forks
-			// continuously, and a stopped process (stopped once it is
-			// sleep: a stop between fork and exec left a bash, and the
-			// check below failed now and then).
-			run(t, sb, sandbox.ExecRequest{Cmd: `env -i setsid nohup bash -c 'exec -a kworker/agent bash -c "while :; do (sleep 77 &); done"' >/dev/null 2>&1 &
-sleep 78 & p=$!; for i in $(seq 500); do [ "$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)" = "sleep 78 " ] && break; sleep 0.01; done; kill -STOP $p; sleep 0.5`})
+			// A stopped process (stopped once it is sleep, not between
+			// fork and exec), then a daemon without the exec marker,
+			// renamed, that forks continuously (started last: it can
+			// fill the container's pid limit).
+			run(t, sb, sandbox.ExecRequest{Cmd: `sleep 78 & p=$!; for i in $(seq 500); do mapfile -d '' a < /proc/$p/cmdline; [ "${a[*]}" = "sleep 78" ] && break; sleep 0.01; done; kill -STOP $p
+env -i setsid nohup bash -c 'exec -a kworker/agent bash -c "while :; do (sleep 77 &); done"' >/dev/null 2>&1 &
+sleep 0.5`})
 			if got := ps(); !strings.Contains(got, "sleep 77") || !strings.Contains(got, "sleep 78") {
 				t.Fatalf("the agent's processes did not start:\n%s", got)
 			}
