@@ -259,6 +259,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	if err != nil {
 		return err
 	}
+	g.fitMemoryLimit(src.Len())
 	ctx := cmd.Context()
 	progress, logger, wait := g.newProgress(ctx, cmd.ErrOrStderr())
 	logger.Info("build", "pool", src.String(), "tasks", src.Len(), "stages", names, "workers", g.workers)

@@ -30,6 +30,10 @@ type globals struct {
 	traceFile  string
 	memProfile string
 	memLimit   string
+	// memLimitDefault is the soft heap limit applyGCSettings set from the
+	// flag's default value; 0 when the user chose one (--memory-limit,
+	// GOMEMLIMIT) or none ("off"). See fitMemoryLimit.
+	memLimitDefault int64
 
 	logger *slog.Logger
 }
@@ -63,7 +67,7 @@ could not be handled (see the output); 130 interrupted (Ctrl-C).`,
 			if err := g.setupLogging(cmd.ErrOrStderr()); err != nil {
 				return err
 			}
-			if err := g.applyGCSettings(); err != nil {
+			if err := g.applyGCSettings(cmd.Flags().Changed("memory-limit")); err != nil {
 				return err
 			}
 			return g.startProfile()
@@ -177,7 +181,7 @@ const gcPercent = 200
 // peak RSS stays bounded with large blobs (the GC works harder near the
 // limit instead of letting the heap double). GOGC and GOMEMLIMIT in the
 // environment take precedence.
-func (g *globals) applyGCSettings() error {
+func (g *globals) applyGCSettings(limitGiven bool) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
@@ -189,7 +193,34 @@ func (g *globals) applyGCSettings() error {
 		return usageErr(fmt.Errorf("--memory-limit: %w", err))
 	}
 	debug.SetMemoryLimit(n)
+	if !limitGiven {
+		g.memLimitDefault = n
+	}
 	return nil
+}
+
+// perTaskHeap is the room fitMemoryLimit adds to the default soft heap
+// limit per task of the pool. A run holds some state per task whatever
+// its blobs' sizes (the task, its stage marks, near_dup's sketch): about
+// 1.25 KB a task with near_dup and decontam, 0.8 KB without, measured at
+// 100K padded tasks; the default limit already covers the first 100K or
+// so of those bytes, and the blobs in flight.
+const perTaskHeap = 512
+
+// fitMemoryLimit raises the default soft heap limit by perTaskHeap per
+// task of the pool, so that the limit keeps bounding the blobs in flight
+// (its purpose) and not the per-task state a run must hold. At 100K tasks
+// with near_dup and decontam that state reached the 128 MiB default and
+// the GC ran without pause (1,638 collections, 37% of the CPU) for no
+// lower peak RSS: 57 s and 250 MB at 128 MiB, 35 s and 249 MB at 160 MiB.
+// A limit the user chose is left as it is.
+func (g *globals) fitMemoryLimit(tasks int64) {
+	if g.memLimitDefault == 0 || tasks <= 0 {
+		return
+	}
+	n := g.memLimitDefault + tasks*perTaskHeap
+	debug.SetMemoryLimit(n)
+	g.logger.Debug("soft heap limit fitted to the pool", "tasks", tasks, "limit_mib", n>>20)
 }
 
 func parseBytes(s string) (int64, error) {
