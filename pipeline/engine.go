@@ -562,9 +562,7 @@ func (e *Engine) record(task *Task, outs []Outcome, durs []time.Duration, names 
 		if i < len(durs) {
 			mark.Seconds = durs[i].Seconds()
 		}
-		if !ms.Empty() {
-			mark.Measure = &ms
-		}
+		mark.SetMeasure(ms)
 		if len(task.Marks) == cap(task.Marks) {
 			// One array of the right size, not append's doublings (a
 			// mark per stage is the most a task gets in this run).

@@ -82,9 +82,7 @@ func ReadManifest(name string, stages []string, layout Layout) ([]*Task, error) 
 				if s == proofStage {
 					ms.Proof = str(get(row, "proof"))
 				}
-				if !ms.Empty() {
-					m.Measure = &ms
-				}
+				m.SetMeasure(ms)
 				t.Marks = append(t.Marks, m)
 				t.LastStage = s
 			}

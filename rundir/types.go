@@ -117,6 +117,19 @@ type MarkMeasure struct {
 // Empty reports whether the measure holds nothing (a mark needs none).
 func (m *MarkMeasure) Empty() bool { return m == nil || *m == MarkMeasure{} }
 
+// SetMeasure gives the mark a copy of ms, or none when ms is empty: only
+// the marks that carry a measure cost an allocation (one per task and
+// stage otherwise, on the engine's hot path).
+func (m *StageMark) SetMeasure(ms MarkMeasure) {
+	if ms.Empty() {
+		m.Measure = nil
+		return
+	}
+	p := new(MarkMeasure)
+	*p = ms
+	m.Measure = p
+}
+
 // Proof is the mark's proof kind ("" when the stage records none).
 func (m StageMark) Proof() string {
 	if m.Measure == nil {
