@@ -121,6 +121,12 @@ type Isolation struct {
 	// Baseline lists the processes that survive (PID:STARTTIME, what
 	// sandbox.ShellSnapshot printed when the sandbox started).
 	Baseline string
+	// Failed, when set, sees every failure of a call (the Runner's error,
+	// an answer without the call's frame, wrapping op.ErrNoFrame) before
+	// it is returned: a backend that writes the helper with the image's
+	// tools turns one into a *sandbox.TamperedError once code of the agent
+	// may have run.
+	Failed func(error) error
 }
 
 func nonce() string {
@@ -139,14 +145,18 @@ func (i Isolation) call(ctx context.Context, opName string, input []byte, fresh 
 	}
 	argv = append(argv, args...)
 	out, err := i.Run(ctx, argv, input, fresh)
-	if err != nil {
-		return "", nil, err
+	if err == nil {
+		var st op.Status
+		var payload []byte
+		if st, payload, err = op.ParseFrame(out, n); err == nil {
+			return st, payload, nil
+		}
+		err = fmt.Errorf("sandbox helper %s: %w", opName, err)
 	}
-	st, payload, err := op.ParseFrame(out, n)
-	if err != nil {
-		return "", nil, fmt.Errorf("sandbox helper %s: %w", opName, err)
+	if i.Failed != nil {
+		err = i.Failed(err)
 	}
-	return st, payload, nil
+	return "", nil, err
 }
 
 // Snapshot lists the sandbox's live processes (PID:STARTTIME, one a line:

@@ -157,3 +157,42 @@ func TestIsolationRejectsForgedAnswers(t *testing.T) {
 		t.Fatalf("= %q %v", b, err)
 	}
 }
+
+// TestIsolationFailedSeesEveryFailure: a backend's Failed hook sees an
+// answer without the frame and the Runner's own error, for every call,
+// and what it returns is what the caller gets (the Kubernetes backend
+// makes them a *sandbox.TamperedError once the agent ran).
+func TestIsolationFailedSeesEveryFailure(t *testing.T) {
+	ctx := context.Background()
+	runErr := errors.New("install: exit 1")
+	for name, run := range map[string]Runner{
+		"no frame":     func(context.Context, []string, []byte, bool) ([]byte, error) { return []byte("1\n"), nil },
+		"runner error": func(context.Context, []string, []byte, bool) ([]byte, error) { return nil, runErr },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var seen []error
+			iso := Isolation{Run: run, Failed: func(err error) error {
+				seen = append(seen, err)
+				return &sandbox.TamperedError{Err: err}
+			}}
+			errs := []error{iso.KillAll(ctx), iso.ResetDir(ctx, "/tests", 0o755, nil)}
+			_, err := iso.ReadFile(ctx, "/logs/verifier/reward.txt", 10, false)
+			errs = append(errs, err)
+			_, err = iso.Snapshot(ctx)
+			errs = append(errs, err)
+			for i, err := range errs {
+				if !sandbox.IsTampered(err) {
+					t.Errorf("call %d: %v, want the hook's TamperedError", i, err)
+				}
+			}
+			if len(seen) != 4 {
+				t.Fatalf("the hook saw %d failures, want 4", len(seen))
+			}
+			for _, err := range seen {
+				if !errors.Is(err, op.ErrNoFrame) && !errors.Is(err, runErr) {
+					t.Errorf("the hook saw %v", err)
+				}
+			}
+		})
+	}
+}
