@@ -444,6 +444,7 @@ func (s *sketchStore) resign(have []int32, bpI, bpT []uint32) ([]bool, error) {
 		left[id] = len(instr) > 0
 		copy(s.sig(id), sign(make([]uint16, 0, sigWidth), instr, tests))
 	}
+	s.resigned = true
 	return left, nil
 }
 
@@ -467,6 +468,9 @@ type sketchStore struct {
 	written int64
 	err     error
 	buf     []byte
+	// resigned: sigs hold the signatures without the boilerplate (resign),
+	// no longer those of the whole sets.
+	resigned bool
 }
 
 func (s *sketchStore) add(t *pipeline.Task, sig []uint16, instr, tests []uint32) {

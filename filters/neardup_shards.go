@@ -62,10 +62,14 @@ func (n *NearDup) writeSketches(file string, tasks []*pipeline.Task, ids []int32
 		b = binary.LittleEndian.AppendUint64(b, uint64(t.Index))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(instr)))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(tests)))
-		// The signature of the whole sets, as ObserveContent took it (Decide
-		// may have signed them again without this shard's boilerplate):
-		// the merge counts the boilerplate of the union itself.
-		for _, v := range sign(nil, instr, tests) {
+		// The signature of the whole sets, as ObserveContent took it, signed
+		// again only when Decide replaced it by one without this shard's
+		// boilerplate: the merge counts the boilerplate of the union itself.
+		sig := n.store.sig(id)
+		if n.store.resigned {
+			sig = sign(nil, instr, tests)
+		}
+		for _, v := range sig {
 			b = binary.LittleEndian.AppendUint16(b, v)
 		}
 		for _, set := range [][]uint32{instr, tests} {
