@@ -10,7 +10,6 @@ import (
 
 	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/filters"
-	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 )
 
@@ -77,21 +76,9 @@ func TestAttachSolutionsRealPoolSolutionFolders(t *testing.T) {
 	put(filepath.Join(sols, "supplied-clash", "solution"), map[string]string{"solve.sh": "#!/bin/bash\necho clash\n", "README.md": "mine\n"})
 	put(filepath.Join(sols, "supplied-file", "solution"), map[string]string{"solve.sh": "#!/bin/bash\necho file\n"})
 
-	src, err := pool.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	validate, err := filters.Build([]string{filters.StageValidate}, filters.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	att := &filters.SolutionAttacher{Solutions: filters.Solutions{Dir: sols, Store: store}}
 	out := filepath.Join(dir, "out.parquet")
-	sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: append(validate, proofGate{}),
-		RunDir: runDir, Output: out, Attach: att})
-	if err != nil {
-		t.Fatal(err)
-	}
+	att := &filters.SolutionAttacher{Solutions: filters.Solutions{Dir: sols, Store: store}}
+	sum := buildAttaching(t, name, runDir, out, att)
 	if sum.TasksKept != int64(len(rows)) {
 		t.Fatalf("kept %d, want %d", sum.TasksKept, len(rows))
 	}

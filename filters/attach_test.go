@@ -78,21 +78,9 @@ func TestAttachSolutions(t *testing.T) {
 	put(filepath.Join(store, filters.SolutionDirName(rows[4].Task)), "") // trajectory only
 	put(filepath.Join(store, filters.SolutionDirName(rows[6].Task), filters.SolutionSubdir), "#!/bin/bash\necho dropped\n")
 
-	src, err := pool.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	validate, err := filters.Build([]string{filters.StageValidate}, filters.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	att := &filters.SolutionAttacher{Solutions: filters.Solutions{Dir: sols, Store: store}}
 	out := filepath.Join(dir, "out.parquet")
-	sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: append(validate, proofGate{}),
-		RunDir: runDir, Output: out, Attach: att})
-	if err != nil {
-		t.Fatal(err)
-	}
+	att := &filters.SolutionAttacher{Solutions: filters.Solutions{Dir: sols, Store: store}}
+	sum := buildAttaching(t, name, runDir, out, att)
 	if sum.TasksKept != 6 {
 		t.Fatalf("kept %d, want 6", sum.TasksKept)
 	}
@@ -148,4 +136,24 @@ func TestAttachSolutions(t *testing.T) {
 	if m := att.Missed(); len(m) != 1 || !strings.HasPrefix(m[0], "policy-nosolve: ") {
 		t.Errorf("missed %q, want policy-nosolve alone", m)
 	}
+}
+
+// buildAttaching builds the pool with validate and proofGate, attaching
+// solutions with att, and returns the run's summary.
+func buildAttaching(t *testing.T, poolFile, runDir, out string, att *filters.SolutionAttacher) *pipeline.Summary {
+	t.Helper()
+	src, err := pool.Open(poolFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate, err := filters.Build([]string{filters.StageValidate}, filters.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Source: src, Stages: append(validate, proofGate{}),
+		RunDir: runDir, Output: out, Attach: att})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }
