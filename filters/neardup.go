@@ -2,6 +2,7 @@ package filters
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -184,12 +185,6 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 	// LSH by sorting: per band, the (key, task) pairs sorted; the tasks
 	// sharing a key with task j and coming before it in pool order are
 	// the entries just before j's.
-	// 32-bit keys: 8 bytes an entry (17 MB for 100K tasks); two band
-	// values colliding on 32 bits only add a candidate the screen drops.
-	type entry struct {
-		key uint32
-		i   int32
-	}
 	bands := make([][]entry, lshBands)
 	for b := range bands {
 		es := make([]entry, 0, len(tasks))
@@ -198,15 +193,7 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 				es = append(es, entry{uint32(similarity.BandKey(s.sig(id)[:sigInstr], b, lshRows)), int32(i)})
 			}
 		}
-		slices.SortFunc(es, func(a, b entry) int {
-			if a.key != b.key {
-				if a.key < b.key {
-					return -1
-				}
-				return 1
-			}
-			return int(a.i - b.i)
-		})
+		slices.SortFunc(es, byKeyThenTask)
 		bands[b] = es
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -238,15 +225,7 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 		for b := 0; b < lshBands && hasInstr[j]; b++ {
 			es := bands[b]
 			key := uint32(similarity.BandKey(sj[:sigInstr], b, lshRows))
-			p, _ := slices.BinarySearchFunc(es, entry{key, int32(j)}, func(a, b entry) int {
-				if a.key != b.key {
-					if a.key < b.key {
-						return -1
-					}
-					return 1
-				}
-				return int(a.i - b.i)
-			})
+			p, _ := slices.BinarySearchFunc(es, entry{key, int32(j)}, byKeyThenTask)
 			for q, scanned := p-1, 0; q >= 0 && es[q].key == key && scanned < maxBucketScan; q, scanned = q-1, scanned+1 {
 				i := es[q].i
 				if !kept[i] || seen[i] == int32(j)+1 {
@@ -291,6 +270,22 @@ func (n *NearDup) Decide(ctx context.Context, tasks []*pipeline.Task) ([]pipelin
 		}
 	}
 	return outs, nil
+}
+
+// entry is a task's key in one LSH band. 32-bit keys: 8 bytes an entry
+// (17 MB for 100K tasks); two band values colliding on 32 bits only add a
+// candidate the screen drops.
+type entry struct {
+	key uint32
+	i   int32
+}
+
+// byKeyThenTask orders a band's entries by key, then pool order.
+func byKeyThenTask(a, b entry) int {
+	if c := cmp.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.i, b.i)
 }
 
 // without removes from a sorted set the members of a sorted set bp, in
