@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -87,6 +88,7 @@ func TestKubeAdversarialTools(t *testing.T) {
 		// failure (which would leave the attempt unscored).
 		{"failing install", advWrong + fakeTool("install", "exit 1")},
 		{"mkdir and install removed", advWrong + "rm -f /usr/bin/install /bin/install /usr/bin/mkdir /bin/mkdir\n"},
+		{"mkdir never returns", advWrong + fakeTool("mkdir", "exec sleep 100000")},
 		{"install writes a helper that does not answer", advWrong +
 			fakeTool("install", `cat >/dev/null; for a; do d=$a; done; printf '#!/bin/sh\necho 1\n' > "$d"; /bin/chmod 755 "$d"`)},
 	}

@@ -139,6 +139,21 @@ func (s *podSandbox) runHelper(ctx context.Context, args []string, input []byte,
 	}
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
+	out, err := s.runHelperBounded(ctx, args, input, fresh)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		// The call's own bound, not the caller's: a command in the pod
+		// did not return (see Options.HelperTimeout).
+		err = infra("engine_error", "pod %s: %w", s.name, &exitErr{what: "the sandbox helper", code: -1,
+			stderr: fmt.Sprintf("no answer within %s", s.b.o.HelperTimeout)})
+	}
+	return out, err
+}
+
+// runHelperBounded writes the helper when needed and runs it, within
+// Options.HelperTimeout; s.hmu is held.
+func (s *podSandbox) runHelperBounded(ctx context.Context, args []string, input []byte, fresh bool) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.b.o.HelperTimeout)
+	defer cancel()
 	dir := s.hdir
 	if fresh || dir == "" || s.dirty.Load() {
 		bin, err := s.helperBinary(ctx)

@@ -70,6 +70,11 @@ type Options struct {
 	// and New warns; HelperMissing says why.
 	Helpers       map[string]*helper.Binary
 	HelperMissing string
+	// HelperTimeout bounds one call of the helper: writing it (the image's
+	// mkdir and install) and running it (default 2 min). An image tool the
+	// agent replaced by one that never returns then scores the attempt 0
+	// instead of holding the trial forever.
+	HelperTimeout time.Duration
 }
 
 // Backend is the Kubernetes sandbox.Backend.
@@ -106,6 +111,9 @@ func New(ctx context.Context, o Options) (*Backend, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.HelperTimeout <= 0 {
+		o.HelperTimeout = 2 * time.Minute
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 5 * time.Minute

@@ -52,7 +52,8 @@ func clusterWith(t *testing.T, helpers map[string]*helper.Binary) (*kube.Backend
 	}
 	engine, runID := sandboxtest.Engine(t, "test-kube-")
 	b, err := kube.New(context.Background(), kube.Options{Kubeconfig: cfg, RunID: runID, Builder: engine,
-		Loader: kube.Containerd{Address: sock}, RequestRatio: 0.1, StartTimeout: 2 * time.Minute, Helpers: helpers})
+		Loader: kube.Containerd{Address: sock}, RequestRatio: 0.1, StartTimeout: 2 * time.Minute, Helpers: helpers,
+		HelperTimeout: 20 * time.Second}) // the adversary whose mkdir never returns waits for it
 	if err != nil {
 		t.Fatal(err)
 	}
