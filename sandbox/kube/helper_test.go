@@ -170,3 +170,26 @@ func reward(r trial.Result) string {
 	}
 	return fmt.Sprint(*r.Reward)
 }
+
+// TestKubeImageWithoutInstall: an image that cannot take the helper (no
+// install, as in some minimal images) uses the image's shell for that
+// sandbox, says so on every result, and scores its oracle as usual: an
+// image's gap is never read as tampering.
+func TestKubeImageWithoutInstall(t *testing.T) {
+	b, runID := cluster(t)
+	runner := &trial.Runner{Backend: b}
+	task := trialtest.DoneTask(t, "noinstall", advToml, "FROM otcurate/base-bookworm:latest\nRUN rm -f /usr/bin/install /bin/install\nWORKDIR /app\n",
+		advTest, "#!/bin/bash\nmkdir -p /app && echo 42 > /app/answer\n")
+	res, err := runner.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 1, Labels: map[string]string{sandbox.LabelRun: runID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Outcome != trial.Scored || r.Reward == nil || *r.Reward != 1 {
+			t.Errorf("outcome %s reward %s (%s), want scored 1\n%s", r.Outcome, reward(r), r.Detail, r.Log)
+		}
+		if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "could not run in this image") }) {
+			t.Errorf("warnings %q do not say the helper could not run", r.Warnings)
+		}
+	}
+}
