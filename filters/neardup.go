@@ -62,8 +62,12 @@ const (
 // phrase shared by up to 50 tasks is as likely one family's content (a
 // topic's *_medium and *_hard variants) as a template; it also leaves
 // pools of up to 1,000 tasks, where 5% is 50 or fewer, with no boilerplate
-// but phrases in more than 50 of their tasks (and pools of up to 50 with
-// none: tests and small runs behave as before).
+// but phrases in more than 50 of their tasks. A pool too small for that
+// floor (62 tasks or fewer) still has a template: a phrase in more than
+// nearDupSmallPoolShare of its tasks is one (20 templated tasks, a user's
+// first try, lost all but one to near_dup when no phrase could be
+// boilerplate below 51 tasks). Pools of fewer than nearDupMinPool tasks
+// have none.
 //
 // Document frequencies are counted per section on an evenly spaced
 // sample (pool order) of as many tasks as fit in maxCountShingles (4 MB,
@@ -75,6 +79,8 @@ const (
 const (
 	nearDupBoilerplateShare  = 0.05
 	nearDupBoilerplateMin    = 50
+	nearDupSmallPoolShare    = 0.8
+	nearDupMinPool           = 10
 	nearDupBoilerplateSample = 5000
 	minBoilerplateSample     = 1000
 	maxCountShingles         = 1 << 20
@@ -316,9 +322,11 @@ func without(set, bp []uint32) []uint32 {
 // maxCountShingles.
 func (s *sketchStore) boilerplate(have []int32) (instr, tests []uint32, err error) {
 	n := len(have)
-	if n <= nearDupBoilerplateMin {
-		return nil, nil, nil // no shingle can be in more than the floor
+	if n < nearDupMinPool {
+		return nil, nil, nil
 	}
+	// The count a shingle must exceed in the pool (besides its share).
+	floor := min(nearDupBoilerplateMin, nearDupSmallPoolShare*float64(n))
 	// Per section, as many tasks as one counting pass holds, within the
 	// bounds, evenly spaced.
 	var samples [2][]int32
@@ -347,7 +355,7 @@ func (s *sketchStore) boilerplate(have []int32) (instr, tests []uint32, err erro
 	for sec, sample := range samples {
 		m := len(sample)
 		// A shingle held by c sample tasks stands for about c·n/m tasks.
-		need := int(max(nearDupBoilerplateShare*float64(m), nearDupBoilerplateMin*float64(m)/float64(n)))
+		need := int(max(nearDupBoilerplateShare*float64(m), floor*float64(m)/float64(n)))
 		parts := uint32(1 + sampled[sec]/maxCountShingles)
 		var bp []uint32
 		for p := uint32(0); p < parts; p++ {

@@ -490,3 +490,42 @@ func TestNearDupGenericInstructions(t *testing.T) {
 		t.Errorf("%d of %d tasks with the generic instruction dropped", dropped, len(pymMethods))
 	}
 }
+
+// TestNearDupSmallTemplatedPool: the real-pool shapes at a size below the
+// boilerplate floor (20 tasks, as a user's first try): the same templated
+// tasks, and tasks that keep their own tests in environment/ while tests/
+// holds only the shared harness that runs them (the mission's pool). No
+// distinct task is dropped; the edited copy still is.
+func TestNearDupSmallTemplatedPool(t *testing.T) {
+	for _, shape := range []string{"tests in tests/", "project tests in environment/"} {
+		t.Run(shape, func(t *testing.T) {
+			// 20 tasks around the one the edited copy copies.
+			at := slices.IndexFunc(pymMethods, func(m pymMethod) bool { return m.method == "withdraw" })
+			lo := max(0, min(at-10, len(pymMethods)-20))
+			sel := pymMethods[lo : lo+20]
+			orig := at - lo
+			tasks := map[string]map[string]string{}
+			for i, m := range sel {
+				tasks[fmt.Sprintf("pymethods2test-%04d", i)] = pymTask(m, "")
+			}
+			tasks["pymethods2test-9000"] = pymEdited(sel[orig])
+			if shape != "tests in tests/" {
+				for _, files := range tasks {
+					files["environment/tests/test_solution.py"] = files["tests/test_solution.py"]
+					delete(files, "tests/test_solution.py")
+				}
+			}
+			got := runStages(t, writeTaskDirs(t, tasks), []string{"validate", "dedup", "near_dup"}, filters.Options{})
+			for i, m := range sel {
+				path := fmt.Sprintf("pymethods2test-%04d", i)
+				if d := got[path]; d.Stage != filters.StageNearDup || d.Verdict != pipeline.Keep {
+					t.Errorf("%s (%s.%s): %s %s %s", path, m.class, m.method, d.Stage, d.Reason, d.Detail)
+				}
+			}
+			want := fmt.Sprintf("near-duplicate of pymethods2test-%04d: Jaccard ", orig)
+			if d := got["pymethods2test-9000"]; d.Reason != filters.ReasonNearDuplicate || !strings.Contains(d.Detail, want) {
+				t.Errorf("edited copy of pymethods2test-%04d: %s %s %s", orig, d.Stage, d.Reason, d.Detail)
+			}
+		})
+	}
+}

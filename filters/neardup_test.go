@@ -294,7 +294,8 @@ func TestDecontam(t *testing.T) {
 // TestNearDupOnSamplePool: of the generated sample pool, near_dup drops
 // exactly one task, a second copy of the run_length_decode/v2 kata whose
 // instruction differs only in its example (0.85) and whose tests check
-// other cases of the same function (0.57).
+// other cases of the same function (0.53 without the 14 harness shingles
+// more than 48 of the pool's 60 tasks share; 0.57 with them).
 func TestNearDupOnSamplePool(t *testing.T) {
 	src, err := pool.Open("../testdata/sample-pool.parquet")
 	if err != nil {
@@ -314,7 +315,7 @@ func TestNearDupOnSamplePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(drops) != 1 || !strings.HasPrefix(drops[0], "task-00036: near-duplicate of task-00016: Jaccard 0.85 on the instruction, 0.57 on the tests") {
+	if len(drops) != 1 || !strings.HasPrefix(drops[0], "task-00036: near-duplicate of task-00016: Jaccard 0.85 on the instruction, 0.53 on the tests") {
 		t.Errorf("near_dup drops %q", drops)
 	}
 }
