@@ -1,10 +1,12 @@
 package filters
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,16 +78,22 @@ type Decontam struct {
 	N     int
 	Ratio float64
 	bench []benchTask
-	grams map[uint64]gram    // n-gram → the benchmark tasks holding it
-	fuzzy map[uint64][]int32 // 4-gram → the benchmark tasks holding it
+	// grams: the benchmark's n-grams that are not its boilerplate, sorted
+	// by hash, each with the first benchmark task holding it. fuzzy: the
+	// (4-gram, benchmark task) pairs, sorted, without the 4-grams of more
+	// than commonGram tasks. Sorted tables, not maps: a 500-task
+	// benchmark's maps took a tenth of a second to build, one small
+	// allocation per 4-gram, and as long again in garbage collection.
+	grams []gramRow
+	fuzzy []postRow
 	// seen holds ObserveContent's verdicts until Process reports them: nil
 	// for a clean task.
 	mu   sync.Mutex
 	seen map[*pipeline.Task]*pipeline.Outcome
-	// gramBits and fuzzyBits: one bit per hash bucket of the maps' keys,
-	// a 512 KB filter that stays in cache: most of a clean task's n-grams
-	// are turned away without a map lookup (a cache miss each; they were
-	// nearly all of decontam's time).
+	// gramBits and fuzzyBits: one bit per hash bucket of the tables'
+	// keys, a 512 KB filter that stays in cache: most of a clean task's
+	// n-grams are turned away without a search of the table (cache misses
+	// each).
 	gramBits, fuzzyBits bitFilter
 }
 
@@ -97,12 +105,16 @@ func newBitFilter() bitFilter { return make(bitFilter, 1<<22/64) }
 func (f bitFilter) add(h uint64)      { b := h >> 42; f[b/64] |= 1 << (b % 64) }
 func (f bitFilter) has(h uint64) bool { b := h >> 42; return f[b/64]&(1<<(b%64)) != 0 }
 
-// gram is what decontam knows of one benchmark n-gram: one map entry, so
-// loading costs one lookup and one store per n-gram.
-type gram struct {
-	first int32 // the first benchmark task holding it; -1: boilerplate
-	df    int32 // benchmark tasks holding it (counted while loading)
-	last  int32 // the last benchmark task counted, plus 1 (while loading)
+// gramRow is a benchmark n-gram and the first benchmark task holding it.
+type gramRow struct {
+	g     uint64
+	first int32
+}
+
+// postRow is a benchmark n-gram and one benchmark task holding it.
+type postRow struct {
+	g  uint64
+	id int32
 }
 
 type benchTask struct {
@@ -140,21 +152,6 @@ func NewDecontam(o DecontamOptions) (*Decontam, error) {
 		return nil, fmt.Errorf("decontam: the benchmark pools %s hold no task", strings.Join(o.Against, ", "))
 	}
 	d.index()
-	common := max(boilerplateMin, int32(boilerplateShare*float64(len(d.bench))))
-	d.gramBits, d.fuzzyBits = newBitFilter(), newBitFilter()
-	for g, e := range d.grams {
-		if e.df > common {
-			e.first = -1
-			d.grams[g] = e
-		} else {
-			d.gramBits.add(g)
-		}
-	}
-	for g, p := range d.fuzzy {
-		if len(p) <= commonGram {
-			d.fuzzyBits.add(g)
-		}
-	}
 	return d, nil
 }
 
@@ -208,36 +205,124 @@ func readBenchTask(spec string, rec pool.Record, lim bundle.Limits, keep bundle.
 	return benchTask{name: spec + ":" + rec.Path, hashes: similarity.WordHashesOf(data)}, nil
 }
 
-// index builds the n-gram maps over the loaded benchmark tasks, sized for
-// their n-grams up front (growing them was a third of the load).
+// index builds the sorted n-gram tables over the loaded benchmark tasks
+// and their filters. Each table starts as every (n-gram, task) pair in
+// task order, radix-sorted by hash (stable: a hash's tasks stay in order),
+// then folded by runs.
 func (d *Decontam) index() {
-	var grams, fuzzy int
+	var pairs int
 	for _, t := range d.bench {
-		grams += max(len(t.hashes)-d.N+1, 0)
-		fuzzy += max(len(t.hashes)-fuzzyGram+1, 0)
+		pairs += max(len(t.hashes)-min(d.N, fuzzyGram)+1, 0)
 	}
-	d.grams, d.fuzzy = make(map[uint64]gram, grams), make(map[uint64][]int32, fuzzy)
-	for i, t := range d.bench {
-		id, hs := int32(i), t.hashes
-		for i := 0; i+d.N <= len(hs); i++ {
-			g := similarity.NGramHash(hs, i, d.N)
-			e, ok := d.grams[g]
-			if !ok {
-				e.first = id
-			}
-			if e.last != id+1 { // once per benchmark task
-				e.last = id + 1
-				e.df++
-				d.grams[g] = e
+	posts, tmp := make([]postRow, 0, pairs), make([]postRow, pairs)
+	var buf []uint64
+	collect := func(n int) []postRow {
+		posts = posts[:0]
+		for i, t := range d.bench {
+			buf = similarity.NGramHashes(buf[:0], t.hashes, n)
+			for _, g := range buf {
+				posts = append(posts, postRow{g, int32(i)})
 			}
 		}
-		for i := 0; i+fuzzyGram <= len(hs); i++ {
-			g := similarity.NGramHash(hs, i, fuzzyGram)
-			if p := d.fuzzy[g]; len(p) == 0 || p[len(p)-1] != id {
-				d.fuzzy[g] = append(p, id)
-			}
-		}
+		sortPosts(posts, tmp[:len(posts)])
+		// Distinct pairs: a task holding an n-gram twice counts once.
+		return slices.Compact(posts)
 	}
+	// The n-grams: those of more than common tasks are boilerplate and
+	// left out.
+	common := max(boilerplateMin, int(boilerplateShare*float64(len(d.bench))))
+	d.gramBits, d.fuzzyBits = newBitFilter(), newBitFilter()
+	ps := collect(d.N)
+	d.grams = nil
+	for i := 0; i < len(ps); {
+		j := i + 1
+		for j < len(ps) && ps[j].g == ps[i].g {
+			j++
+		}
+		if j-i <= common {
+			d.grams = append(d.grams, gramRow{ps[i].g, ps[i].id})
+			d.gramBits.add(ps[i].g)
+		}
+		i = j
+	}
+	d.grams = slices.Clip(d.grams)
+	// The 4-grams: those of more than commonGram tasks pick no candidate.
+	ps = collect(fuzzyGram)
+	d.fuzzy = make([]postRow, 0, len(ps))
+	for i := 0; i < len(ps); {
+		j := i + 1
+		for j < len(ps) && ps[j].g == ps[i].g {
+			j++
+		}
+		if j-i <= commonGram {
+			d.fuzzy = append(d.fuzzy, ps[i:j]...)
+			d.fuzzyBits.add(ps[i].g)
+		}
+		i = j
+	}
+}
+
+// sortPosts sorts a by hash, stably, through tmp (as long as a): four
+// passes of 16 bits (a comparison sort of a 500-task benchmark's 4-grams
+// took five times as long).
+func sortPosts(a, tmp []postRow) {
+	if len(a) == 0 {
+		return
+	}
+	count := make([]int, 1<<16)
+	src, dst := a, tmp
+	for shift := 0; shift < 64; shift += 16 {
+		clear(count)
+		for _, p := range src {
+			count[p.g>>shift&0xffff]++
+		}
+		if count[src[0].g>>shift&0xffff] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, c := range count {
+			count[i], sum = sum, sum+c
+		}
+		for _, p := range src {
+			k := p.g >> shift & 0xffff
+			dst[count[k]] = p
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
+}
+
+// gramFirst is the first benchmark task holding n-gram g, if g is one of
+// the benchmark's and not its boilerplate.
+func (d *Decontam) gramFirst(g uint64) (int32, bool) {
+	if !d.gramBits.has(g) {
+		return 0, false
+	}
+	i, ok := slices.BinarySearchFunc(d.grams, g, func(r gramRow, g uint64) int { return cmp.Compare(r.g, g) })
+	if !ok {
+		return 0, false
+	}
+	return d.grams[i].first, true
+}
+
+// fuzzyTasks are the benchmark tasks holding 4-gram g (none when g is in
+// more than commonGram of them).
+func (d *Decontam) fuzzyTasks(g uint64) []postRow {
+	if !d.fuzzyBits.has(g) {
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(d.fuzzy, g, func(r postRow, g uint64) int { return cmp.Compare(r.g, g) })
+	if !ok {
+		return nil
+	}
+	j := i + 1
+	for j < len(d.fuzzy) && d.fuzzy[j].g == g {
+		j++
+	}
+	return d.fuzzy[i:j]
 }
 
 // Name implements pipeline.Stage.
@@ -281,20 +366,16 @@ func (d *Decontam) Process(ctx context.Context, it *pipeline.Item) pipeline.Outc
 
 // judge decides one task from its instruction's word hashes hs.
 func (d *Decontam) judge(ctx context.Context, b *bundle.Bundle, hs []uint64) pipeline.Outcome {
-	for i := 0; i+d.N <= len(hs); i++ {
-		g := similarity.NGramHash(hs, i, d.N)
-		if !d.gramBits.has(g) {
-			continue
-		}
-		e, ok := d.grams[g]
-		id := e.first
-		if !ok || id < 0 {
+	grams := similarity.NGramHashes(make([]uint64, 0, max(len(hs)-d.N+1, 0)), hs, d.N)
+	for i, g := range grams {
+		id, ok := d.gramFirst(g)
+		if !ok {
 			continue
 		}
 		// Extend the span while the next n-grams are the same task's.
 		end := i + d.N
 		for end < len(hs) && end-i < maxSpanWords {
-			if e2, ok := d.grams[similarity.NGramHash(hs, end+1-d.N, d.N)]; !ok || e2.first != id {
+			if id2, ok := d.gramFirst(grams[end+1-d.N]); !ok || id2 != id {
 				break
 			}
 			end++
@@ -306,15 +387,9 @@ func (d *Decontam) judge(ctx context.Context, b *bundle.Bundle, hs []uint64) pip
 	}
 	// Fuzzy: the benchmark tasks sharing the most 4-grams get the ratio.
 	counts := map[int32]int{}
-	for i := 0; i+fuzzyGram <= len(hs); i++ {
-		g := similarity.NGramHash(hs, i, fuzzyGram)
-		if !d.fuzzyBits.has(g) {
-			continue
-		}
-		if p := d.fuzzy[g]; len(p) <= commonGram {
-			for _, id := range p {
-				counts[id]++
-			}
+	for _, g := range similarity.NGramHashes(grams[:0], hs, fuzzyGram) {
+		for _, p := range d.fuzzyTasks(g) {
+			counts[p.id]++
 		}
 	}
 	type cand struct {

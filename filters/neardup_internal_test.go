@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -49,7 +50,7 @@ func (p *synthPool) add(path string, instr, tests []uint32) {
 	tk := &pipeline.Task{Index: int64(len(p.tasks)), Path: path}
 	p.tasks = append(p.tasks, tk)
 	i, ts := sorted(p.tplI, instr), sorted(p.tplT, tests)
-	p.nd.store.add(tk, sign(nil, i, ts), i, ts)
+	p.nd.store.add(tk, i, ts)
 }
 
 // TestNearDupBucketsWithoutTemplate: when a template is nearly all of
@@ -202,6 +203,42 @@ func TestRadixSort(t *testing.T) {
 		radixSort(a, make([]uint32, n))
 		if !slices.Equal(a, want) {
 			t.Errorf("n=%d: not sorted", n)
+		}
+	}
+}
+
+// TestRadixEntries: the LSH bands' radix sort orders entries made in pool
+// order as byKeyThenTask does, keys colliding or not.
+func TestRadixEntries(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{0, 1, 7, 1000, 70000} {
+		es := make([]entry, n)
+		for i := range es {
+			es[i] = entry{r.Uint32() % uint32(max(n/3, 1)) * 0x10001, int32(i)} // repeats, high and low halves both used
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, byKeyThenTask)
+		radixEntries(es, make([]entry, n))
+		if !slices.Equal(es, want) {
+			t.Errorf("%d entries: radix order differs from byKeyThenTask", n)
+		}
+	}
+}
+
+// TestSortPosts: decontam's table sort orders by hash and keeps each hash's
+// tasks in the order they were added (the first is the first holder).
+func TestSortPosts(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{0, 1, 5, 3000} {
+		ps := make([]postRow, n)
+		for i := range ps {
+			ps[i] = postRow{r.Uint64() % uint64(max(n/4, 1)) * 0x0001000100010001, int32(i)}
+		}
+		want := slices.Clone(ps)
+		slices.SortStableFunc(want, func(a, b postRow) int { return cmp.Compare(a.g, b.g) })
+		sortPosts(ps, make([]postRow, n))
+		if !slices.Equal(ps, want) {
+			t.Errorf("%d rows: radix order differs from a stable sort by hash", n)
 		}
 	}
 }

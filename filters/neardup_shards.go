@@ -27,9 +27,13 @@ const NearDupSketchFile = "near_dup.sketch"
 // set sizes (uint32 each), the signature of the whole sets (sigWidth
 // uint16) and both sets (uint32 each), all little-endian. v2: the layout
 // of v1, from shards whose near_dup ignored their boilerplate; a v1 file
-// comes from a shard that did not, whose drops a merge cannot undo.
+// comes from a shard that did not, whose drops a merge cannot undo. v3:
+// the layout of v2, with shingles hashed by the rolled n-gram hash
+// (similarity.NGramHash); a v2 file's shingles are not comparable with
+// them.
 const (
-	sketchMagic   = "otcurate near_dup sketch v2\n"
+	sketchMagic   = "otcurate near_dup sketch v3\n"
+	sketchMagicV2 = "otcurate near_dup sketch v2\n"
 	sketchMagicV1 = "otcurate near_dup sketch v1\n"
 )
 
@@ -62,14 +66,10 @@ func (n *NearDup) writeSketches(file string, tasks []*pipeline.Task, ids []int32
 		b = binary.LittleEndian.AppendUint64(b, uint64(t.Index))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(instr)))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(tests)))
-		// The signature of the whole sets, as ObserveContent took it, signed
-		// again only when Decide replaced it by one without this shard's
-		// boilerplate: the merge counts the boilerplate of the union itself.
-		sig := n.store.sig(id)
-		if n.store.resigned {
-			sig = sign(nil, instr, tests)
-		}
-		for _, v := range sig {
+		// The signature of the whole sets, not the one Decide used (without
+		// this shard's boilerplate): the merge counts the boilerplate of
+		// the union itself, and signs again without it.
+		for _, v := range sign(nil, instr, tests) {
 			b = binary.LittleEndian.AppendUint16(b, v)
 		}
 		for _, set := range [][]uint32{instr, tests} {
@@ -155,6 +155,9 @@ func loadSketches(file string, byIndex map[int64]*pipeline.Task, open func(float
 			return errors.New("written by an older otcurate, whose near_dup did not ignore the pool's boilerplate " +
 				"(templated but distinct tasks may have been dropped in that shard): build that shard again")
 		}
+		if err == nil && string(head[:len(sketchMagicV2)]) == sketchMagicV2 {
+			return errors.New("written by an older otcurate, whose shingle hashes this one cannot compare: build that shard again")
+		}
 		return fmt.Errorf("not a near_dup sketch file (%v)", err)
 	}
 	th := math.Float64frombits(binary.LittleEndian.Uint64(head[len(sketchMagic):]))
@@ -176,10 +179,8 @@ func loadSketches(file string, byIndex map[int64]*pipeline.Task, open func(float
 		if nI+nT > 1<<26 {
 			return fmt.Errorf("corrupt record of task %d", idx)
 		}
-		sig := make([]uint16, sigWidth)
-		for k := range sig {
-			sig[k] = binary.LittleEndian.Uint16(rec[16+2*k:])
-		}
+		// rec[16:] is the signature of the whole sets: near_dup signs the
+		// sets again without the boilerplate of the shards' union.
 		raw = append(raw[:0], make([]byte, 4*(nI+nT))...)
 		if _, err := io.ReadFull(r, raw); err != nil {
 			return fmt.Errorf("truncated: %w", err)
@@ -192,6 +193,6 @@ func loadSketches(file string, byIndex map[int64]*pipeline.Task, open func(float
 		for k := range sets {
 			sets[k] = binary.LittleEndian.Uint32(raw[4*k:])
 		}
-		nd.store.add(t, sig, sets[:nI], sets[nI:])
+		nd.store.add(t, sets[:nI], sets[nI:])
 	}
 }

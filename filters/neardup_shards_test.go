@@ -199,15 +199,18 @@ func (s *recordingStage) Decide(ctx context.Context, tasks []*pipeline.Task) ([]
 	return outs, err
 }
 
-// TestNearDupShardsOldSketch: a sketch file from before near_dup ignored
-// the pool's boilerplate is refused, saying to build that shard again.
+// TestNearDupShardsOldSketch: a sketch file from an older otcurate (v1:
+// before near_dup ignored the pool's boilerplate; v2: before the rolled
+// shingle hash) is refused, saying to build that shard again.
 func TestNearDupShardsOldSketch(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, filters.NearDupSketchFile), []byte("otcurate near_dup sketch v1\n\x00\x00\x00\x00\x00\x00\xe0\x3f"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := filters.NearDupShards{RunDirs: []string{dir}}.Decide(context.Background(), nil)
-	if err == nil || !strings.Contains(err.Error(), "build that shard again") {
-		t.Errorf("a v1 sketch file: %v", err)
+	for _, v := range []string{"v1", "v2"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, filters.NearDupSketchFile), []byte("otcurate near_dup sketch "+v+"\n\x00\x00\x00\x00\x00\x00\xe0\x3f"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := filters.NearDupShards{RunDirs: []string{dir}}.Decide(context.Background(), nil)
+		if err == nil || !strings.Contains(err.Error(), "build that shard again") {
+			t.Errorf("a %s sketch file: %v", v, err)
+		}
 	}
 }

@@ -16,7 +16,22 @@ const emptyBin = ^uint64(0)
 // It costs one hash per shingle, not k. A nil or empty set gives a
 // signature of zeros.
 func Sign(shingles []uint32, k int, seed uint64) Signature {
-	bins := make([]uint64, k)
+	sig := make(Signature, k)
+	SignInto(sig, shingles, seed)
+	return sig
+}
+
+// SignInto is Sign into sig, whose length is the number of bins; it
+// allocates nothing for up to 64 bins.
+func SignInto(sig Signature, shingles []uint32, seed uint64) {
+	k := len(sig)
+	var small [64]uint64
+	bins := small[:0]
+	if k <= len(small) {
+		bins = small[:k]
+	} else {
+		bins = make([]uint64, k)
+	}
 	for i := range bins {
 		bins[i] = emptyBin
 	}
@@ -27,9 +42,9 @@ func Sign(shingles []uint32, k int, seed uint64) Signature {
 			bins[b] = v
 		}
 	}
-	sig := make(Signature, k)
 	if len(shingles) == 0 {
-		return sig
+		clear(sig)
+		return
 	}
 	for i := range bins {
 		v, off := bins[i], uint64(0)
@@ -42,7 +57,6 @@ func Sign(shingles []uint32, k int, seed uint64) Signature {
 		// borrowing from one bin do not look like two agreements.
 		sig[i] = uint16(mix64(v+off*0x9e3779b97f4a7c15) >> 48)
 	}
-	return sig
 }
 
 // Estimate is the fraction of bins on which two signatures agree: an

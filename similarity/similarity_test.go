@@ -113,3 +113,84 @@ func TestIndelRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestNGramHashes: the rolled hashes are NGramHash's, for every n and
+// length, and ShinglesOf folds the same values; a changed word order
+// changes the hash.
+func TestNGramHashes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, l := range []int{0, 1, 3, 4, 5, 17, 300, 1000} {
+		hs := make([]uint64, l)
+		for i := range hs {
+			hs[i] = r.Uint64() % 50 // few distinct words: repeats
+		}
+		for _, n := range []int{1, 2, 4, 8} {
+			got := NGramHashes(nil, hs, n)
+			if want := max(l-n+1, 0); len(got) != want {
+				t.Fatalf("len %d n %d: %d grams, want %d", l, n, len(got), want)
+			}
+			var fold []uint32
+			for i := range got {
+				if want := NGramHash(hs, i, n); got[i] != want {
+					t.Fatalf("len %d n %d gram %d: rolled %x, direct %x", l, n, i, got[i], want)
+				}
+				fold = append(fold, uint32(got[i]^got[i]>>32))
+			}
+			if l >= n {
+				slices.Sort(fold)
+				if sh := ShinglesOf(hs, n); !slices.Equal(sh, slices.Compact(fold)) {
+					t.Fatalf("len %d n %d: ShinglesOf differs from the sorted rolled grams", l, n)
+				}
+			}
+		}
+	}
+	if NGramHash([]uint64{1, 2, 3, 4}, 0, 4) == NGramHash([]uint64{2, 1, 3, 4}, 0, 4) {
+		t.Error("swapping two words does not change the 4-gram hash")
+	}
+	if NGramHash([]uint64{1, 2, 3, 4}, 0, 4) == NGramHash([]uint64{1, 2, 3, 4, 0}, 0, 5) {
+		t.Error("a 5-gram ending in word 0 hashes as the 4-gram before it")
+	}
+}
+
+// TestSortUint32: the radix sort agrees with slices.Sort on long and short
+// slices, including ones whose high bytes are all equal.
+func TestSortUint32(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		n    int
+		mask uint32
+	}{{0, ^uint32(0)}, {10, ^uint32(0)}, {radixMin, ^uint32(0)}, {5000, ^uint32(0)}, {5000, 0xff}, {4000, 0xff00ff00}} {
+		a := make([]uint32, c.n)
+		for i := range a {
+			a[i] = r.Uint32() & c.mask
+		}
+		want := slices.Clone(a)
+		slices.Sort(want)
+		sortUint32(a)
+		if !slices.Equal(a, want) {
+			t.Errorf("n %d mask %x: radix sort differs from slices.Sort", c.n, c.mask)
+		}
+	}
+}
+
+// TestWordHashesOfMatchesWords: the table-driven hasher gives the hashes of
+// the words Words makes, on random text mixing ASCII, digits, marks and
+// other scripts.
+func TestWordHashesOfMatchesWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	alphabet := []rune("aZ_09 \n\t.,-=(Ää߀é\u0301٣日本\u00a0x")
+	for range 2000 {
+		rs := make([]rune, r.IntN(40))
+		for i := range rs {
+			rs[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		text := []byte(string(rs))
+		if a, b := WordHashesOf(text), WordHashes(Words(text)); !slices.Equal(a, b) {
+			t.Fatalf("%q: WordHashesOf %v, WordHashes(Words) %v", text, a, b)
+		}
+	}
+	bad := []byte("ab\xffcd \xc3") // invalid UTF-8 separates words
+	if a, b := WordHashesOf(bad), WordHashes(Words(bad)); !slices.Equal(a, b) {
+		t.Errorf("%q: WordHashesOf %v, WordHashes(Words) %v", bad, a, b)
+	}
+}

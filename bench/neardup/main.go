@@ -12,7 +12,7 @@
 // It prints medians, ratios to the static pass and peak RSS; it asserts
 // nothing (targets live in the README and issue 22).
 //
-//	go run ./bench/neardup [-n 20000] [-rounds 3] [-bin bin/otcurate] [-base gen-pool.parquet]
+//	go run ./bench/neardup [-n 20000] [-rounds 3] [-bin bin/otcurate] [-against OTHER_BINARY] [-base gen-pool.parquet]
 package main
 
 import (
@@ -39,6 +39,7 @@ func main() {
 	n := flag.Int("n", 20000, "tasks in the pool")
 	rounds := flag.Int("rounds", 3, "timed rounds per contender (median reported)")
 	bin := flag.String("bin", "bin/otcurate", "otcurate binary")
+	against := flag.String("against", "", "a second otcurate binary (e.g. main's) whose contenders run interleaved with -bin's, each compared with its own static pass")
 	base := flag.String("base", "", "gen-pool parquet to pad (default: gen-pool -n 5000 --rates none)")
 	reuse := flag.Bool("reuse", false, "use WORK/pool.parquet and WORK/benchmark.parquet as they are (made by an earlier -pad-only run)")
 	work := flag.String("work", "", "work directory (default: a temporary one, removed)")
@@ -47,13 +48,17 @@ func main() {
 	if *padOnly {
 		rounds = new(int)
 	}
-	if err := run(*bin, *base, *work, *n, *rounds, *reuse); err != nil {
+	bins := []string{*bin}
+	if *against != "" {
+		bins = append(bins, *against)
+	}
+	if err := run(bins, *base, *work, *n, *rounds, *reuse); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, base, work string, n, rounds int, reuse bool) error {
+func run(bins []string, base, work string, n, rounds int, reuse bool) error {
 	if work == "" {
 		w, err := os.MkdirTemp("", "otcurate-neardup-bench-")
 		if err != nil {
@@ -62,7 +67,10 @@ func run(bin, base, work string, n, rounds int, reuse bool) error {
 		defer os.RemoveAll(w)
 		work = w
 	}
-	bin, _ = filepath.Abs(bin)
+	for i := range bins {
+		bins[i], _ = filepath.Abs(bins[i])
+	}
+	bin := bins[0]
 	if base == "" && !reuse {
 		base = filepath.Join(work, "base.parquet")
 		if err := sh(bin, "gen-pool", "-n", "5000", "--seed", "7", "--rates", "none", "-o", base, "--log-level", "warn"); err != nil {
@@ -82,13 +90,30 @@ func run(bin, base, work string, n, rounds int, reuse bool) error {
 		return nil
 	}
 	static := "validate,dedup,lint,select"
-	contenders := []struct {
+	stages := []struct {
 		name string
 		args []string
 	}{
 		{"static", []string{"--stages", static}},
 		{"+near_dup", []string{"--stages", "validate,dedup,near_dup,lint,select"}},
 		{"+near_dup+decontam", []string{"--stages", "validate,dedup,near_dup,decontam,lint,select", "--against", benchFile}},
+	}
+	type contender struct {
+		name, bin string
+		args      []string
+	}
+	var contenders []contender
+	for bi, b := range bins {
+		for _, st := range stages {
+			name := st.name
+			if len(bins) > 1 {
+				name = fmt.Sprintf("bin%d %s", bi+1, name)
+			}
+			contenders = append(contenders, contender{name, b, st.args})
+		}
+	}
+	for bi, b := range bins {
+		fmt.Printf("bin%d: %s\n", bi+1, b)
 	}
 	walls := make([][]time.Duration, len(contenders))
 	cpus := make([][]time.Duration, len(contenders))
@@ -97,7 +122,7 @@ func run(bin, base, work string, n, rounds int, reuse bool) error {
 		for i, c := range contenders {
 			out := filepath.Join(work, "out")
 			_ = os.RemoveAll(out)
-			argv := append([]string{bin, "build", "--pool", poolFile, "-o", filepath.Join(out, "tasks.parquet"),
+			argv := append([]string{c.bin, "build", "--pool", poolFile, "-o", filepath.Join(out, "tasks.parquet"),
 				"--run-dir", filepath.Join(out, "run"), "--log-level", "warn", "--no-progress"}, c.args...)
 			d, cpu, m, err := timed(argv...)
 			if err != nil {
@@ -106,15 +131,17 @@ func run(bin, base, work string, n, rounds int, reuse bool) error {
 			walls[i] = append(walls[i], d)
 			cpus[i] = append(cpus[i], cpu)
 			rss[i] = max(rss[i], m)
-			fmt.Printf("round %d %-20s %6.2f s wall %6.2f s CPU  %4d MB\n", r+1, c.name, d.Seconds(), cpu.Seconds(), m>>20)
+			fmt.Printf("round %d %-25s %6.2f s wall %6.2f s CPU  %4d MB\n", r+1, c.name, d.Seconds(), cpu.Seconds(), m>>20)
 		}
 	}
 	// CPU time is reported beside wall time: on a shared machine it is
-	// the steadier of the two.
-	m0, c0 := median(walls[0]), median(cpus[0])
+	// the steadier of the two. Each binary is compared with its own static
+	// pass.
 	for i, c := range contenders {
+		s0 := i - i%len(stages)
+		m0, c0 := median(walls[s0]), median(cpus[s0])
 		m, cpu := median(walls[i]), median(cpus[i])
-		fmt.Printf("%-20s median %6.2f s wall (×%.2f of static), %6.2f s CPU (×%.2f)  peak RSS %d MB\n",
+		fmt.Printf("%-25s median %6.2f s wall (×%.2f of static), %6.2f s CPU (×%.2f)  peak RSS %d MB\n",
 			c.name, m.Seconds(), m.Seconds()/m0.Seconds(), cpu.Seconds(), cpu.Seconds()/c0.Seconds(), rss[i]>>20)
 	}
 	return nil
