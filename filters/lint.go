@@ -3,6 +3,7 @@ package filters
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"path"
 	"regexp"
 	"slices"
@@ -15,10 +16,18 @@ import (
 
 // Lint check codes. Each is a reason code in decisions.jsonl.
 const (
-	LintTestsInImage       = "tests_in_image"
-	LintSolutionInImage    = "solution_in_image"
-	LintNoRewardWrite      = "verifier_writes_no_reward"
-	LintVerifierNetwork    = "verifier_uses_network"
+	LintTestsInImage    = "tests_in_image"
+	LintSolutionInImage = "solution_in_image"
+	LintNoRewardWrite   = "verifier_writes_no_reward"
+	// LintVerifierNetwork: the verifier fetches from the network at verify
+	// time where it will have none: the task says no-network, or the run's
+	// sandboxes are offline (no --allow-network).
+	LintVerifierNetwork = "verifier_uses_network"
+	// LintVerifierDownloads: the verifier fetches from the network at
+	// verify time, and both the task and the run allow it (Harbor's own
+	// template installs uv and pytest that way): every verification
+	// depends on a registry. Information.
+	LintVerifierDownloads  = "verifier_downloads"
 	LintOversizedFile      = "oversized_file"
 	LintInstructionReveals = "instruction_reveals_tests"
 	// LintInstructionShows: most (not all) test values appear in the
@@ -75,6 +84,7 @@ func DefaultLintActions() map[string]Action {
 		LintSolutionInImage:      ActionDrop,
 		LintNoRewardWrite:        ActionDrop,
 		LintVerifierNetwork:      ActionDrop,
+		LintVerifierDownloads:    ActionWarn,
 		LintOversizedFile:        ActionWarn,
 		LintInstructionReveals:   ActionDrop,
 		LintInstructionShows:     ActionWarn,
@@ -125,6 +135,10 @@ type Lint struct {
 	Actions      map[string]Action
 	MaxFileBytes int64   // oversized_file threshold; default 1 MiB (Terminal-Bench's rule)
 	RevealShare  float64 // instruction_reveals_tests: share of test cases visible in the instruction; default 1 (a hard-coded answer passes every test)
+	// AllowNetwork: the run's sandboxes give a task the network it asks
+	// for (--allow-network), so a verifier that downloads is only
+	// reported (verifier_downloads) when its task allows the network.
+	AllowNetwork bool
 }
 
 // Name implements pipeline.Stage.
@@ -174,7 +188,18 @@ func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 		add(LintNoRewardWrite, "nothing under tests/ writes /logs/verifier/reward.txt or reward.json")
 	}
 	if cmd := networkCommand(b, info.TestScript); cmd != "" {
-		add(LintVerifierNetwork, "%s runs %q at verify time (sandboxes are offline)", info.TestScript, cmd)
+		mode := "public" // Harbor's default
+		if info.Config != nil && info.Config.Environment.NetworkMode != "" {
+			mode = info.Config.Environment.NetworkMode
+		}
+		switch {
+		case mode == "no-network":
+			add(LintVerifierNetwork, "%s runs %q at verify time, but task.toml gives the task no network (network_mode no-network)", info.TestScript, cmd)
+		case !l.AllowNetwork:
+			add(LintVerifierNetwork, "%s runs %q at verify time: the task allows the network (network_mode %s), but this run's sandboxes are offline (--allow-network gives it)", info.TestScript, cmd, mode)
+		default:
+			add(LintVerifierDownloads, "%s runs %q at verify time: every verification fetches from the network (network_mode %s)", info.TestScript, cmd, mode)
+		}
 	}
 	for _, name := range b.Names {
 		if f := b.Files[name]; f.Kind == bundle.KindFile && f.Size > l.MaxFileBytes {
@@ -243,16 +268,79 @@ func mentionsReward(b *bundle.Bundle) bool {
 var networkCmd = regexp.MustCompile(`(?m)^[^#\n]*?\b(curl\s|wget\s|pip3?\s+install|uv\s+(pip\s+install|add|sync|tool\s+install)|uvx\s|apt(-get)?\s+(install|update)|apk\s+add|npm\s+(install|i)\s|git\s+clone)`)
 
 // networkCommand returns the first command in the verifier script that
-// needs the network, or "".
+// needs the network, or "". A curl or wget of this machine (a verifier
+// polling the server it started: http://127.0.0.1:PORT/health, directly
+// or through a variable the script sets) does not.
 func networkCommand(b *bundle.Bundle, script string) string {
 	data, ok := b.Data(script)
 	if !ok {
 		return ""
 	}
-	if m := networkCmd.FindStringSubmatch(string(data)); m != nil {
-		return strings.TrimSpace(m[1])
+	text := string(data)
+	var vars map[string]string
+	for _, m := range networkCmd.FindAllStringSubmatchIndex(text, -1) {
+		cmd := strings.TrimSpace(text[m[2]:m[3]])
+		if cmd == "curl" || cmd == "wget" {
+			if vars == nil {
+				vars = shellAssignments(text)
+			}
+			start := strings.LastIndexByte(text[:m[2]], '\n') + 1
+			end := strings.IndexByte(text[m[2]:], '\n')
+			if end < 0 {
+				end = len(text)
+			} else {
+				end += m[2]
+			}
+			if fetchesLocalOnly(text[start:end], vars) {
+				continue
+			}
+		}
+		return cmd
 	}
 	return ""
+}
+
+var (
+	urlHost    = regexp.MustCompile(`\b(?:https?|ftp)://(\[[^\]]*\]|[^/\s:"'$\\]+)`)
+	shellVar   = regexp.MustCompile(`\$\{?([A-Za-z_]\w*)\}?`)
+	shellAssig = regexp.MustCompile(`(?m)^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=("[^"\n]*"|'[^'\n]*'|\S*)`)
+)
+
+// shellAssignments are the script's NAME=value assignments (the last
+// of each name), quotes removed.
+func shellAssignments(text string) map[string]string {
+	vars := map[string]string{}
+	for _, m := range shellAssig.FindAllStringSubmatch(text, -1) {
+		vars[m[1]] = strings.Trim(m[2], `"'`)
+	}
+	return vars
+}
+
+// fetchesLocalOnly reports whether a curl or wget line reaches only this
+// machine: every URL on it (after substituting the script's variables
+// once) names localhost or a loopback address. A line with no URL to
+// read counts as reaching out.
+func fetchesLocalOnly(line string, vars map[string]string) bool {
+	line = shellVar.ReplaceAllStringFunc(line, func(v string) string {
+		if val, ok := vars[shellVar.FindStringSubmatch(v)[1]]; ok {
+			return val
+		}
+		return v
+	})
+	hosts := urlHost.FindAllStringSubmatch(line, -1)
+	if len(hosts) == 0 {
+		return false
+	}
+	for _, h := range hosts {
+		host := strings.ToLower(strings.Trim(h[1], "[]"))
+		if host == "localhost" {
+			continue
+		}
+		if ip, err := netip.ParseAddr(host); err != nil || !(ip.IsLoopback() || ip.IsUnspecified()) {
+			return false
+		}
+	}
+	return true
 }
 
 var (

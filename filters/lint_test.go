@@ -209,3 +209,30 @@ func TestValidateHoldsWhatTheNextStageReads(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkCommand: which verifier lines reach out. A fetch of this
+// machine (literal or through a variable the script sets) does not; a
+// commented line does not; a fetch whose target cannot be read does.
+func TestNetworkCommand(t *testing.T) {
+	for _, c := range []struct {
+		script, want string
+	}{
+		{"pytest /tests\n", ""},
+		{"# pip install pytest\npytest\n", ""},
+		{"pip install -q pytest\n", "pip install"},
+		{"curl -sf http://127.0.0.1:8080/health\n", ""},
+		{"curl -sf https://localhost/x && wget -q http://[::1]:9/y\n", ""},
+		{"URL=\"http://0.0.0.0:5000\"\ncurl -s \"$URL/ready\"\n", ""},
+		{"export BASE=http://127.0.0.1:7070\ncurl -s ${BASE}/a\n", ""},
+		{"curl -s http://127.0.0.1:1/a http://example.com/b\n", "curl"},
+		{"curl -LsSf https://astral.sh/uv/install.sh | sh\n", "curl"},
+		{"curl -s \"$UNSET/health\"\n", "curl"},
+		{"curl -sf http://127.0.0.1:1/ok\napt-get update\n", "apt-get update"},
+		{"wget http://127.0.0.1.example.com/x\n", "wget"},
+	} {
+		b := lintItem(t, with(goodTask(), "tests/test.sh", c.script)).Bundle
+		if got := networkCommand(b, "tests/test.sh"); got != c.want {
+			t.Errorf("%q: network command %q, want %q", c.script, got, c.want)
+		}
+	}
+}

@@ -22,6 +22,8 @@ type realismLabel struct {
 	Reason  string   `json:"reason"`  // the drop reason
 	Flags   []string `json:"flags"`   // every finding lint must report
 	Why     string   `json:"why"`
+	// AllowNetwork runs lint as a build with --allow-network does.
+	AllowNetwork bool `json:"allow_network"`
 }
 
 // TestLintRealismCorpus runs lint with the default actions on every task
@@ -57,23 +59,27 @@ func TestLintRealismCorpus(t *testing.T) {
 		if err := bundle.EncodeDir(&buf, filepath.Join(dir, l.Task)); err != nil {
 			t.Fatal(err)
 		}
-		out := Lint{}.Process(context.Background(), itemFromBlob(t, buf.Bytes()))
+		out := Lint{AllowNetwork: l.AllowNetwork}.Process(context.Background(), itemFromBlob(t, buf.Bytes()))
 		gotDrop, wantDrop := out.Verdict == pipeline.Drop, l.Verdict == "drop"
 		confusion[b2i(wantDrop)][b2i(gotDrop)]++
 		flags := slices.Clone(out.Flags)
 		sort.Strings(flags)
 		want := slices.Clone(l.Flags)
 		sort.Strings(want)
+		name := l.Task
+		if l.AllowNetwork {
+			name += " (--allow-network)"
+		}
 		if testing.Verbose() {
-			t.Logf("%s: %s/%s %s", l.Task, out.Verdict, out.Reason, out.Detail)
+			t.Logf("%s: %s/%s %s", name, out.Verdict, out.Reason, out.Detail)
 		}
 		switch {
 		case gotDrop != wantDrop:
-			t.Errorf("%s: lint %s/%s, labelled %s (%s)\n  detail: %s", l.Task, out.Verdict, out.Reason, l.Verdict, l.Why, out.Detail)
+			t.Errorf("%s: lint %s/%s, labelled %s (%s)\n  detail: %s", name, out.Verdict, out.Reason, l.Verdict, l.Why, out.Detail)
 		case wantDrop && out.Reason != l.Reason:
-			t.Errorf("%s: dropped as %s, labelled %s\n  detail: %s", l.Task, out.Reason, l.Reason, out.Detail)
+			t.Errorf("%s: dropped as %s, labelled %s\n  detail: %s", name, out.Reason, l.Reason, out.Detail)
 		case !slices.Equal(flags, want):
-			t.Errorf("%s: findings %v, labelled %v\n  detail: %s", l.Task, flags, want, out.Detail)
+			t.Errorf("%s: findings %v, labelled %v\n  detail: %s", name, flags, want, out.Detail)
 		}
 	}
 	t.Logf("realism corpus, %d tasks: labelled drop → dropped %d, kept %d; labelled keep → kept %d, dropped %d",

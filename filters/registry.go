@@ -20,6 +20,10 @@ type Options struct {
 	// share of the survivors.
 	StratifyBy string
 	Lint       map[string]Action // lint check actions; nil = DefaultLintActions
+	// AllowNetwork: sandboxes give a task the network it asks for
+	// (--allow-network; the Runner's own setting), and lint judges a
+	// verifier that downloads by it.
+	AllowNetwork bool
 	// Runner runs tasks in sandboxes (env and flaky stages).
 	Runner *trial.Runner
 	// Labels are put on every sandbox (the run id).

@@ -102,7 +102,9 @@ func Stages() []StageSpec {
 		{Name: StageLint, Default: true,
 			Reads: "the decoded bundle's files",
 			Help:  "static checks of the files (tests or solution in the image, verifier without reward, ...)",
-			New:   func(o Options) (pipeline.Stage, error) { return Lint{Actions: o.Lint}, nil }},
+			New: func(o Options) (pipeline.Stage, error) {
+				return Lint{Actions: o.Lint, AllowNetwork: o.AllowNetwork}, nil
+			}},
 		{Name: StageEnv, Sandbox: true, Format: rundir.StageFormat{Evidence: true}, Default: true,
 			Reads: "the decoded bundle; builds, starts and tears down each unique environment",
 			Help:  "build and start each unique environment once; drop build failures, unhealthy or slow ones",

@@ -230,16 +230,27 @@ type Runner struct {
 	// VerifierSandbox is the mode of runs whose Options leave it unset
 	// (the --verifier-sandbox flag of every command that runs trials).
 	VerifierSandbox VerifierSandbox
+	// AllowNetwork gives every run the network its task asks for (the
+	// --allow-network flag), as Options.AllowNetwork does for one run.
+	AllowNetwork bool
 }
 
 // SettingsKey is what the runner's settings add to a stage's ledger
-// fingerprint, so verdicts of one verifier mode are never reused for the
-// other: "" in the default shared mode (earlier ledgers stay valid).
+// fingerprint, so verdicts of one verifier mode or network policy are
+// never reused for the other: "" in the default shared, offline mode
+// (earlier ledgers stay valid).
 func (r *Runner) SettingsKey() string {
-	if r != nil && r.VerifierSandbox == VerifierSeparate {
-		return " verifier-sandbox=separate"
+	if r == nil {
+		return ""
 	}
-	return ""
+	key := ""
+	if r.VerifierSandbox == VerifierSeparate {
+		key += " verifier-sandbox=separate"
+	}
+	if r.AllowNetwork {
+		key += " network=allowed"
+	}
+	return key
 }
 
 const logTail = 8 << 10
@@ -249,6 +260,7 @@ const logTail = 8 << 10
 // backend cannot honour (sandbox.ErrWorkUnsupported).
 func (r *Runner) Run(ctx context.Context, t *Task, o Options) ([]Result, error) {
 	o = o.withDefaults()
+	o.AllowNetwork = o.AllowNetwork || r.AllowNetwork
 	if o.VerifierSandbox == "" {
 		o.VerifierSandbox = r.VerifierSandbox
 	}
@@ -876,6 +888,7 @@ func tail(s string) string {
 // reserved for cancellation.
 func (r *Runner) Probe(ctx context.Context, t *Task, o Options) (Result, error) {
 	o = o.withDefaults()
+	o.AllowNetwork = o.AllowNetwork || r.AllowNetwork
 	return retryInfra(ctx, r, t, o,
 		func() (Result, error) { return r.probe(ctx, t, o) },
 		func(infra error) Result {

@@ -32,6 +32,7 @@ type buildOptions struct {
 	gate      gateOptions
 	sandboxes string // --sandbox SPEC: where sandboxes run
 	verifier  string // --verifier-sandbox MODE
+	network   bool   // --allow-network
 
 	stratify   string
 	maxBuild   time.Duration
@@ -69,6 +70,8 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	o.gate.addFlags(f)
 	addSandboxFlag(f, &o.sandboxes)
 	addVerifierSandboxFlag(f, &o.verifier)
+	f.BoolVar(&o.network, "allow-network", false, "give sandboxes the network their task asks for (task.toml network_mode; offline by default): "+
+		"lint then only reports a verifier that downloads (verifier_downloads) instead of dropping it (verifier_uses_network)")
 	f.IntVar(&o.attempts, "difficulty-attempts", 8, "difficulty stage: attempts per task (k)")
 	f.StringVar(&o.rule, "difficulty-rule", filters.RuleSolvable, "difficulty stage keep rule: solvable (pass@k > 0, the reference rule) or band")
 	f.StringVar(&o.band, "difficulty-band", "0,1", "band rule: keep pass rates strictly between LO,HI")
@@ -136,7 +139,9 @@ image), solution_in_image (drop: solve.sh, a file it names or all solution code 
 shared_project_tests and shared_solution_files (warn: other verifier or solution files also in
 the image, by design), dockerfile_unparsable, copy_outside_context, copy_source_missing (warn: Docker fails
 such builds; the env stage reports them), verifier_writes_no_reward (drop),
-verifier_uses_network (drop), instruction_reveals_tests (drop: every expected output the
+verifier_uses_network (drop: test.sh fetches from the network, and the task says
+no-network or the run is offline; a curl of localhost does not count), verifier_downloads
+(warn: it fetches, and --allow-network gives the task the network it allows), instruction_reveals_tests (drop: every expected output the
 tests compare against is shown), instruction_shows_test_values (warn: most shown, some
 hidden), no_solution (warn: RL pools ship no solutions and the verifier gate has an
 oracle-free path; --lint no_solution=drop to drop), oversized_file (warn). Warnings keep the
@@ -195,7 +200,8 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		return usageErr(err)
 	}
 	fopts := filters.Options{Limits: g.limits(), Target: o.target, Seed: o.seed, Lint: lint, FlakyRepeats: o.repeats, StratifyBy: o.stratify, EnvMaxBuild: o.maxBuild, EnvRepeats: o.envRepeats,
-		NearDupThreshold: o.nearDup, Decontam: filters.DecontamOptions{Against: o.against, N: o.ngram, Ratio: o.ratio, Limits: g.limits()}}
+		NearDupThreshold: o.nearDup, Decontam: filters.DecontamOptions{Against: o.against, N: o.ngram, Ratio: o.ratio, Limits: g.limits()},
+		AllowNetwork: o.network}
 	if shard.Enabled() {
 		fopts.NearDupSketchDir = o.runDir // merge finds near-duplicates across shards from them
 	}
@@ -249,6 +255,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		if fopts.Runner, err = newRunner(g, backend, o.verifier); err != nil {
 			return err
 		}
+		fopts.Runner.AllowNetwork = o.network
 		fopts.Labels = map[string]string{sandbox.LabelRun: runID}
 	}
 	stages, err := filters.Build(names, fopts)
