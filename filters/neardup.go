@@ -559,6 +559,7 @@ type sketchStore struct {
 	written int64
 	err     error
 	buf     []byte
+	scratch []byte // read and readSection's (Decide's goroutine only)
 }
 
 func (s *sketchStore) add(t *pipeline.Task, instr, tests []uint32) {
@@ -612,10 +613,13 @@ func (s *sketchStore) finish() error {
 	return s.err
 }
 
-// read returns a sketch's instruction and tests sets, in the buffers given.
+// read returns a sketch's instruction and tests sets, in the buffers given
+// (not safe for concurrent use: it reads through the store's scratch
+// buffer).
 func (s *sketchStore) read(id int32, instr, tests []uint32) ([]uint32, []uint32, error) {
 	n := int(s.nI[id] + s.nT[id])
-	raw := make([]byte, 4*n)
+	s.scratch = slices.Grow(s.scratch[:0], 4*n)[:4*n]
+	raw := s.scratch
 	if _, err := s.spill.ReadAt(raw, s.off[id]); err != nil {
 		return nil, nil, fmt.Errorf("shingle spill file: %w", err)
 	}
@@ -632,13 +636,15 @@ func (s *sketchStore) size(id int32, sec int) uint32 {
 }
 
 // readSection appends a sketch's instruction (sec 0) or tests (1) set to
-// dst.
+// dst (as read, through the scratch buffer).
 func (s *sketchStore) readSection(id int32, sec int, dst []uint32) ([]uint32, error) {
 	off := s.off[id]
 	if sec == 1 {
 		off += 4 * int64(s.nI[id])
 	}
-	raw := make([]byte, 4*s.size(id, sec))
+	n := 4 * int(s.size(id, sec))
+	s.scratch = slices.Grow(s.scratch[:0], n)[:n]
+	raw := s.scratch
 	if _, err := s.spill.ReadAt(raw, off); err != nil {
 		return dst, fmt.Errorf("shingle spill file: %w", err)
 	}
@@ -653,4 +659,5 @@ func (s *sketchStore) release() {
 		_ = s.spill.Close()
 	}
 	s.spill, s.w, s.sigs, s.off, s.nI, s.nT, s.idx = nil, nil, nil, nil, nil, nil, map[*pipeline.Task]int32{}
+	s.scratch = nil
 }
