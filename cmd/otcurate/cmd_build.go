@@ -136,6 +136,7 @@ image), solution_in_image (drop: solve.sh, a file it names or all solution code 
 shared_project_tests and shared_solution_files (warn: other verifier or solution files also in
 the image, by design), dockerfile_unparsable, copy_outside_context, copy_source_missing (warn: Docker fails
 such builds; the env stage reports them), verifier_writes_no_reward (drop),
+reward_outside_verifier_logs (warn: the only reward paths named are outside /logs/verifier),
 verifier_uses_network (drop), instruction_reveals_tests (drop: every expected output the
 tests compare against is shown), instruction_shows_test_values (warn: most shown, some
 hidden), no_solution (warn: RL pools ship no solutions and the verifier gate has an
