@@ -99,6 +99,37 @@ func validMembers() []member {
 	}
 }
 
+// multiStepMembers is a two-step task in Harbor's multi-step layout.
+func multiStepMembers() []member {
+	ms := without(without(without(validMembers(), "instruction.md"), "tests/"), "solution/")
+	ms = replace(ms, "task.toml", "version = \"2.0\"\n[environment]\nallow_internet = false\n\n[[steps]]\nname = \"milestone_1\"\n\n[steps.verifier]\ntimeout_sec = 60.0\n\n[[steps]]\nname = \"milestone_2\"\n")
+	for _, step := range []string{"milestone_1", "milestone_2"} {
+		ms = with(ms,
+			member{name: "steps/" + step + "/instruction.md", data: "Do " + step + "\n"},
+			member{name: "steps/" + step + "/tests/test.sh", mode: 0o755, data: "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"})
+	}
+	return ms
+}
+
+// TestMultiStepDetail: the defect names each step, and says otcurate does
+// not run such tasks, so a reader of decisions.jsonl knows why.
+func TestMultiStepDetail(t *testing.T) {
+	b, err := Scan(rawTarGz(t, multiStepMembers()...), Limits{}, DefaultRetain())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Validate(b)
+	d, ok := AsDefect(err)
+	if !ok || d.Reason != ReasonUnsupportedTaskKind {
+		t.Fatalf("got %v, want %s", err, ReasonUnsupportedTaskKind)
+	}
+	for _, want := range []string{"2 [[steps]]", "milestone_1", "milestone_2", "does not run multi-step tasks"} {
+		if !strings.Contains(d.Detail, want) {
+			t.Errorf("detail %q lacks %q", d.Detail, want)
+		}
+	}
+}
+
 func without(ms []member, name string) []member {
 	var out []member
 	for _, m := range ms {
@@ -168,6 +199,12 @@ func TestBadInput(t *testing.T) {
 		{"invalid toml syntax", rawTarGz(t, replace(validMembers(), "task.toml", "[verifier\ntimeout_sec = 1")...), Limits{}, ReasonInvalidTaskToml},
 		{"invalid toml types", rawTarGz(t, replace(validMembers(), "task.toml", "[verifier]\ntimeout_sec = \"ten\"\n")...), Limits{}, ReasonInvalidTaskToml},
 		{"multi-step", rawTarGz(t, replace(validMembers(), "task.toml", "[[steps]]\nname = \"a\"\n")...), Limits{}, ReasonUnsupportedTaskKind},
+		// Harbor's multi-step layout has no root instruction.md or tests/:
+		// it is named for what it is, not for what it lacks.
+		{"multi-step without root instruction", rawTarGz(t, multiStepMembers()...), Limits{}, ReasonUnsupportedTaskKind},
+		// Without [[steps]] a broken task.toml still comes after a missing
+		// instruction.
+		{"missing instruction and invalid toml", rawTarGz(t, replace(without(validMembers(), "instruction.md"), "task.toml", "[verifier\n")...), Limits{}, ReasonMissingInstruction},
 	}
 	// Each case through both inflaters: the one-call path (where the build
 	// has it) must never change a verdict or its wording.

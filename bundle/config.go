@@ -22,6 +22,7 @@ type Config struct {
 	Solution      SolutionSection
 	Environment   EnvironmentSection
 	Steps         int      // number of [[steps]] tables (multi-step tasks)
+	StepNames     []string // their name keys, in order ("" where unnamed)
 	Defaulted     []string // keys whose value is a default, sorted
 	Notes         []string // deprecated keys mapped, unknown values kept
 }
@@ -258,10 +259,13 @@ func (p *configParser) parse(raw map[string]any) {
 			p.problem("steps must be an array of tables")
 		}
 		for _, item := range list {
-			if _, ok := item.(map[string]any); !ok {
+			t, ok := item.(map[string]any)
+			if !ok {
 				p.problem("steps must be an array of tables")
 				break
 			}
+			name, _ := t["name"].(string)
+			c.StepNames = append(c.StepNames, name)
 		}
 		c.Steps = len(list)
 	}

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,6 +21,22 @@ type Info struct {
 // A failure is a *Defect naming the first problem found.
 func Validate(b *Bundle) (*Info, error) {
 	info := &Info{}
+	// task.toml is parsed first, once: a multi-step task (task.toml with
+	// [[steps]], instructions and tests in steps/<name>/) has no root
+	// instruction.md, and the defect should say what it is, not what it
+	// lacks. Other task.toml problems keep their place after the
+	// instruction's.
+	hasToml := b.Has("task.toml", KindFile)
+	raw, tomlRetained := b.Data("task.toml")
+	var cfg *Config
+	var cfgErr error
+	if hasToml && tomlRetained {
+		cfg, cfgErr = ParseConfig(raw)
+		if cfgErr == nil && cfg.Steps > 0 {
+			return nil, multiStep(b, cfg)
+		}
+	}
+
 	instr, ok := b.Data("instruction.md")
 	switch {
 	case !b.Has("instruction.md", KindFile):
@@ -30,21 +47,15 @@ func Validate(b *Bundle) (*Info, error) {
 		info.Notes = append(info.Notes, "instruction.md is not valid UTF-8")
 	}
 
-	if !b.Has("task.toml", KindFile) {
+	switch {
+	case !hasToml:
 		return nil, defectf(ReasonMissingTaskToml, "task.toml is missing")
-	}
-	raw, ok := b.Data("task.toml")
-	if !ok {
+	case !tomlRetained:
 		return nil, defectf(ReasonInvalidTaskToml, "task.toml is too large to be a task config")
-	}
-	cfg, err := ParseConfig(raw)
-	if err != nil {
-		return nil, err
+	case cfgErr != nil:
+		return nil, cfgErr
 	}
 	info.Config = cfg
-	if cfg.Steps > 0 {
-		return nil, defectf(ReasonUnsupportedTaskKind, "multi-step task (%d [[steps]]) is not supported yet", cfg.Steps)
-	}
 
 	if !b.HasDir("environment") {
 		if cfg.Environment.DockerImage == "" {
@@ -75,6 +86,23 @@ func Validate(b *Bundle) (*Info, error) {
 		info.Notes = append(info.Notes, "no solution/solve.sh (the oracle gate will need one)")
 	}
 	return info, nil
+}
+
+// multiStep is the defect of a task.toml with [[steps]]: it names the
+// steps (and which of them have a steps/<name>/ folder).
+func multiStep(b *Bundle, cfg *Config) *Defect {
+	var names []string
+	for i, n := range cfg.StepNames {
+		switch {
+		case n == "":
+			n = fmt.Sprintf("#%d (unnamed)", i+1)
+		case !b.HasDir("steps/" + n):
+			n += " (no steps/" + n + "/)"
+		}
+		names = append(names, n)
+	}
+	return defectf(ReasonUnsupportedTaskKind, "multi-step task: task.toml has %d [[steps]] (%s); otcurate does not run multi-step tasks yet",
+		cfg.Steps, strings.Join(names, ", "))
 }
 
 // stripCanary drops leading canary comment lines, as Harbor does before

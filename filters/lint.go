@@ -52,6 +52,11 @@ const (
 	// LintCopySourceMissing: a COPY/ADD source matches no file of the
 	// build context (after .dockerignore).
 	LintCopySourceMissing = "copy_source_missing"
+	// LintRewardOutsideLogs: the only reward paths tests/ names are
+	// absolute paths outside /logs/verifier (e.g. /app/reward.txt), where
+	// Harbor never reads. A warning: a path built at run time can still
+	// land there.
+	LintRewardOutsideLogs = "reward_outside_verifier_logs"
 )
 
 // Keep reasons of the lint stage.
@@ -94,6 +99,7 @@ func DefaultLintActions() map[string]Action {
 		LintDockerfileUnparsable: ActionWarn,
 		LintCopyOutsideContext:   ActionWarn,
 		LintCopySourceMissing:    ActionWarn,
+		LintRewardOutsideLogs:    ActionWarn,
 	}
 }
 
@@ -186,6 +192,8 @@ func (l Lint) Process(ctx context.Context, it *pipeline.Item) pipeline.Outcome {
 	}
 	if !mentionsReward(b) {
 		add(LintNoRewardWrite, "nothing under tests/ writes /logs/verifier/reward.txt or reward.json")
+	} else if p := rewardOutsideLogs(b); len(p) > 0 {
+		add(LintRewardOutsideLogs, "the verifier writes its reward only to %s; Harbor reads /logs/verifier/reward.txt or reward.json", strings.Join(p, ", "))
 	}
 	if cmd := networkCommand(b, info.TestScript); cmd != "" {
 		mode := "public" // Harbor's default
@@ -247,15 +255,27 @@ func nonNil(s string) []string {
 }
 
 // mentionsReward reports whether any file under tests/ refers to the
-// reward files (test.sh may delegate the write to a helper).
+// reward files (test.sh may delegate the write to a helper). Folders have
+// no content and are skipped; a hard link is read through its target. Only
+// a file whose content was not retained (too large), or a symlink (its
+// target may lie outside the bundle), counts as a mention: do not guess.
 func mentionsReward(b *bundle.Bundle) bool {
 	for _, name := range b.Names {
 		if !strings.HasPrefix(name, "tests/") {
 			continue
 		}
-		data, ok := b.Data(name)
+		var data []byte
+		var ok bool
+		switch f := b.Files[name]; f.Kind {
+		case bundle.KindDir:
+			continue
+		case bundle.KindFile:
+			data, ok = b.Data(name)
+		case bundle.KindHardlink:
+			data, ok = b.Data(f.Linkname)
+		}
 		if !ok {
-			return true // not retained: do not guess
+			return true // not retained, or a symlink: do not guess
 		}
 		s := string(data)
 		if strings.Contains(s, "reward.txt") || strings.Contains(s, "reward.json") || strings.Contains(s, "/logs/verifier/reward") {
@@ -560,3 +580,40 @@ func isWord(c byte) bool {
 // squash collapses whitespace so formatting differences do not hide a
 // match.
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// rewardPath matches a reward file name and the path-like characters
+// written right before it ("/app/reward.txt", "$DIR/reward.json").
+var rewardPath = regexp.MustCompile(`[A-Za-z0-9_./${}\-]*reward\.(?:txt|json)`)
+
+// rewardOutsideLogs returns the reward paths the files under tests/ name
+// when every one of them is an absolute path outside /logs/verifier and
+// "/logs/verifier" appears in none of those files (a `cd /logs/verifier`,
+// a LOG_DIR=/logs/verifier or a Path("/logs/verifier") would join it to a
+// relative or variable name). Harbor reads the reward only from
+// /logs/verifier, so such a verifier scores nothing; a relative or
+// variable path, or a file lint cannot read, gives no answer (nil).
+func rewardOutsideLogs(b *bundle.Bundle) []string {
+	var paths []string
+	for _, name := range b.Names {
+		if !strings.HasPrefix(name, "tests/") || b.Files[name].Kind == bundle.KindDir {
+			continue
+		}
+		data, ok := b.Data(name)
+		if !ok {
+			return nil
+		}
+		s := string(data)
+		if strings.Contains(s, "/logs/verifier") {
+			return nil
+		}
+		for _, m := range rewardPath.FindAllString(s, -1) {
+			if !strings.HasPrefix(m, "/") || strings.ContainsAny(m, "${}") {
+				return nil
+			}
+			if !slices.Contains(paths, m) {
+				paths = append(paths, m)
+			}
+		}
+	}
+	return paths
+}

@@ -100,6 +100,18 @@ func TestLintChecks(t *testing.T) {
 			pipeline.Drop, LintNoRewardWrite, []string{LintNoRewardWrite}},
 		{"reward written by a helper", with(g, "tests/test.sh", "#!/bin/bash\npython3 /tests/grade.py\n", "tests/grade.py", "open('/logs/verifier/reward.json','w').write('{\"reward\": 1}')\n"),
 			pipeline.Keep, ReasonLintClean, nil},
+		// A folder under tests/ has no content: it must not stand for a
+		// reward write (issue 22: such a verifier was kept).
+		{"no reward write, tests/ with a subfolder", with(g, "tests/test.sh", "#!/bin/bash\npython3 -m pytest /tests\nexit $?\n", "tests/fixtures/in.json", "{}\n"),
+			pipeline.Drop, LintNoRewardWrite, []string{LintNoRewardWrite}},
+		{"reward only outside /logs/verifier", with(g, "tests/test.sh", "#!/bin/bash\npython3 -m pytest /tests\nif [ $? -eq 0 ]; then echo 1 > /app/reward.txt; else echo 0 > /app/reward.txt; fi\n"),
+			pipeline.Keep, ReasonLintWarnings, []string{LintRewardOutsideLogs}},
+		{"reward also under /logs/verifier", with(g, "tests/test.sh", "#!/bin/bash\necho 0 > /app/reward.txt\npython3 -m pytest /tests && echo 1 > /logs/verifier/reward.txt\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"reward by a relative name after cd /logs/verifier", with(g, "tests/test.sh", "#!/bin/bash\npython3 -m pytest /tests\ns=$?\ncd /logs/verifier\n[ $s -eq 0 ] && echo 1 > reward.txt || echo 0 > reward.txt\n"),
+			pipeline.Keep, ReasonLintClean, nil},
+		{"reward folder in a variable", with(g, "tests/test.sh", "#!/bin/bash\nOUT=\"${VERIFIER_DIR:-/srv/out}\"\necho 1 > \"$OUT/reward.txt\"\n"),
+			pipeline.Keep, ReasonLintClean, nil},
 		{"network at verify time", with(g, "tests/test.sh", "#!/bin/bash\napt-get update\napt-get install -y curl\necho 1 > /logs/verifier/reward.txt\n"),
 			pipeline.Drop, LintVerifierNetwork, []string{LintVerifierNetwork}},
 		{"network word in a comment only", with(g, "tests/test.sh", "#!/bin/bash\n# no need to pip install anything\necho 1 > /logs/verifier/reward.txt\n"),

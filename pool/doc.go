@@ -9,8 +9,8 @@
 // pool is read page by page, touching only the two columns, so memory does
 // not grow with the pool or its row groups, and a ParquetSource can lend its
 // blobs instead of copying them (Lender). A folder of task directories (a
-// task is a directory holding instruction.md) is packed on the fly with the
-// bundle encoder.
+// task is a directory holding instruction.md or task.toml) is packed on the
+// fly with the bundle encoder.
 //
 // Writing: Writer writes one file atomically (NAME.tmp, fsync, rename) with
 // HF-safe row groups and early writeback; ShardedWriter spreads a known

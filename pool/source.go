@@ -105,11 +105,16 @@ func findParquet(root string) ([]string, error) {
 		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
+		if d.IsDir() && isTaskDir(p) {
+			// A task's own files (a .parquet under environment/ included)
+			// are never shards.
+			if len(files) == 0 {
+				return filepath.SkipAll // a folder of tasks, not of shards
+			}
+			return filepath.SkipDir
+		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
 			files = append(files, p)
-		}
-		if !d.IsDir() && d.Name() == "instruction.md" && len(files) == 0 {
-			return filepath.SkipAll // a folder of tasks, not of shards
 		}
 		return nil
 	})

@@ -13,8 +13,11 @@ import (
 )
 
 // TaskDirSource is a folder of task directories. A task is a directory
-// holding instruction.md; discovery does not descend into a task, like the
-// reference converter. Paths are relative to the root, slash separated.
+// holding instruction.md or task.toml (a multi-step task keeps its
+// instructions in steps/<name>/, with task.toml at its root); discovery
+// does not descend into a task, like the reference converter, so a step
+// folder is never taken for a task. Paths are relative to the root, slash
+// separated.
 type TaskDirSource struct {
 	root  string
 	tasks []string // relative paths, sorted
@@ -57,15 +60,22 @@ func OpenTaskDirs(root string) (*TaskDirSource, error) {
 		return nil, fmt.Errorf("pool %s: %w", root, err)
 	}
 	if len(s.tasks) == 0 {
-		return nil, fmt.Errorf("pool %s: no parquet files and no task directories (a task is a directory holding instruction.md)", root)
+		return nil, fmt.Errorf("pool %s: no parquet files and no task directories (a task is a directory holding instruction.md or task.toml)", root)
 	}
 	sort.Strings(s.tasks)
 	return s, nil
 }
 
+// taskMarkers are the files that make a directory a task root.
+var taskMarkers = []string{"instruction.md", "task.toml"}
+
 func isTaskDir(p string) bool {
-	st, err := os.Stat(filepath.Join(p, "instruction.md"))
-	return err == nil && !st.IsDir()
+	for _, name := range taskMarkers {
+		if st, err := os.Stat(filepath.Join(p, name)); err == nil && !st.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // Len implements Source.

@@ -139,9 +139,11 @@ image), solution_in_image (drop: solve.sh, a file it names or all solution code 
 shared_project_tests and shared_solution_files (warn: other verifier or solution files also in
 the image, by design), dockerfile_unparsable, copy_outside_context, copy_source_missing (warn: Docker fails
 such builds; the env stage reports them), verifier_writes_no_reward (drop),
+reward_outside_verifier_logs (warn: the only reward paths named are outside /logs/verifier),
 verifier_uses_network (drop: test.sh fetches from the network, and the task says
 no-network or the run is offline; a curl of localhost does not count), verifier_downloads
-(warn: it fetches, and --allow-network gives the task the network it allows), instruction_reveals_tests (drop: every expected output the
+(warn: it fetches, and --allow-network gives the task the network it allows),
+instruction_reveals_tests (drop: every expected output the
 tests compare against is shown), instruction_shows_test_values (warn: most shown, some
 hidden), no_solution (warn: RL pools ship no solutions and the verifier gate has an
 oracle-free path; --lint no_solution=drop to drop), oversized_file (warn). Warnings keep the

@@ -15,8 +15,9 @@ func newPackCmd(g *globals) *cobra.Command {
 		GroupID: "data",
 		Short:   "Pack task directories into a dataset parquet",
 		Long: `pack writes each task found under the given directories (a task is a directory
-holding instruction.md) as one row: path relative to the given directory, task_binary a
-deterministic gzip tar of the task (the same task always packs to the same bytes).`,
+holding instruction.md or task.toml; nothing inside a task is searched) as one row: path
+relative to the given directory, task_binary a deterministic gzip tar of the task (the
+same task always packs to the same bytes).`,
 		Example: `  otcurate pack tasks/ -o tasks.parquet`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
