@@ -30,6 +30,13 @@ type Config struct {
 	ObservationLimit int
 	// ReadyTimeout bounds the wait for the shell's first prompt; default 10 s.
 	ReadyTimeout time.Duration
+	// MinCommandWait: each command waits for its prompt at least this
+	// long, whatever duration the policy asked for (a command that
+	// returns sooner still ends the wait). 0, the default, waits what the
+	// policy asked, as terminus-2 does; then what the policy reads next
+	// depends on the machine's load (a command still running when its
+	// duration ends shows no output yet). Tests of reproducibility set it.
+	MinCommandWait time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -235,7 +242,7 @@ func (h *Harness) Run(ctx context.Context, sb sandbox.Sandbox, ep Episode, cfg C
 			tr.Warnings, tr.Commands, tr.TaskComplete = reply.Warnings, reply.Commands, reply.TaskComplete
 			tr.HarnessSeconds = time.Since(t1).Seconds()
 			t2 := time.Now()
-			execErr := h.exec(ectx, sh, reply.Commands)
+			execErr := h.exec(ectx, sh, reply.Commands, cfg.MinCommandWait)
 			tr.ExecSeconds = time.Since(t2).Seconds()
 			t3 := time.Now()
 			tr.Observation = terminus.Truncate(sh.Take(), cfg.ObservationLimit)
@@ -274,9 +281,9 @@ func (h *Harness) Run(ctx context.Context, sb sandbox.Sandbox, ep Episode, cfg C
 }
 
 // exec types each command and waits for it.
-func (h *Harness) exec(ctx context.Context, sh *Shell, cmds []terminus.Command) error {
+func (h *Harness) exec(ctx context.Context, sh *Shell, cmds []terminus.Command, minWait time.Duration) error {
 	for _, c := range cmds {
-		wait := time.Duration(c.Duration * float64(time.Second))
+		wait := max(time.Duration(c.Duration*float64(time.Second)), minWait)
 		if err := sh.Send(ctx, terminus.KeySequence(c.Keystrokes), wait); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/otcurate/otcurate/agent"
 	"github.com/otcurate/otcurate/policy"
@@ -97,10 +98,13 @@ func readMetrics(t *testing.T, dir string) []train.Metrics {
 // wall times) and final weights equal the uninterrupted run's.
 //
 // It runs on the fake backend in both test tiers: resuming identically is
-// trainer logic, and on a real engine under load the terminal a policy
-// reads depends on timing (a command still running when the harness reads
-// the screen), so two honest runs of the same seed can diverge there
-// (seen in CI: step 2 truncated one sample in one run and none in the other).
+// trainer logic. Under load the terminal a policy reads depends on timing
+// (a command still running when the harness reads the screen), so two
+// honest runs of the same seed diverged (seen in CI on Docker: step 2
+// truncated one sample in one run and none in the other; then on the fake
+// backend in the parallel fast tier: one more turn and other tokens in
+// step 2); every command therefore waits for its prompt
+// (agent.Config.MinCommandWait).
 func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxes")
@@ -114,7 +118,9 @@ func TestBuiltinTrainingResumesIdentically(t *testing.T) {
 	opts := func(dir string, p *builtin.Policy) train.Options {
 		return train.Options{Data: data, Runner: &trial.Runner{Backend: d}, Labels: map[string]string{sandbox.LabelRun: runID},
 			Policy: p, Learner: &train.Builtin{Policy: p, LR: 1, Temperature: 1, EntropyCoef: 0.05, DecaySteps: 2, TotalSteps: 3},
-			Harness:   agent.Config{MaxTurns: 5, Sampling: policy.Sampling{Temperature: 1, Seed: &seed}},
+			// Every command waits for its prompt (up to 20 s), so what the
+			// policy reads never depends on the machine's load.
+			Harness:   agent.Config{MaxTurns: 5, Sampling: policy.Sampling{Temperature: 1, Seed: &seed}, MinCommandWait: 20 * time.Second},
 			GroupSize: 4, BatchTasks: 2, Steps: 3, Seed: seed, SkipSolved: 1, Workers: 4, RunDir: dir, Fingerprint: "test",
 			Eval: evalSet, EvalEvery: 1, Tests: []train.EvalSet{{Name: "ph", Source: testSet}}}
 	}
