@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/otcurate/otcurate/bundle"
+	"github.com/otcurate/otcurate/internal/radix"
 	"github.com/otcurate/otcurate/pipeline"
 	"github.com/otcurate/otcurate/pool"
 	"github.com/otcurate/otcurate/similarity"
@@ -232,67 +233,43 @@ func (d *Decontam) index() {
 	// left out.
 	common := max(boilerplateMin, int(boilerplateShare*float64(len(d.bench))))
 	d.gramBits, d.fuzzyBits = newBitFilter(), newBitFilter()
-	ps := collect(d.N)
 	d.grams = nil
-	for i := 0; i < len(ps); {
-		j := i + 1
-		for j < len(ps) && ps[j].g == ps[i].g {
-			j++
+	eachRun(collect(d.N), func(run []postRow) {
+		if len(run) <= common {
+			d.grams = append(d.grams, gramRow{run[0].g, run[0].id})
+			d.gramBits.add(run[0].g)
 		}
-		if j-i <= common {
-			d.grams = append(d.grams, gramRow{ps[i].g, ps[i].id})
-			d.gramBits.add(ps[i].g)
-		}
-		i = j
-	}
+	})
 	d.grams = slices.Clip(d.grams)
 	// The 4-grams: those of more than commonGram tasks pick no candidate.
-	ps = collect(fuzzyGram)
+	ps := collect(fuzzyGram)
 	d.fuzzy = make([]postRow, 0, len(ps))
+	eachRun(ps, func(run []postRow) {
+		if len(run) <= commonGram {
+			d.fuzzy = append(d.fuzzy, run...)
+			d.fuzzyBits.add(run[0].g)
+		}
+	})
+}
+
+// eachRun calls fn with each run of rows holding one hash, in order (ps is
+// sorted by hash).
+func eachRun(ps []postRow, fn func(run []postRow)) {
 	for i := 0; i < len(ps); {
 		j := i + 1
 		for j < len(ps) && ps[j].g == ps[i].g {
 			j++
 		}
-		if j-i <= commonGram {
-			d.fuzzy = append(d.fuzzy, ps[i:j]...)
-			d.fuzzyBits.add(ps[i].g)
-		}
+		fn(ps[i:j])
 		i = j
 	}
 }
 
-// sortPosts sorts a by hash, stably, through tmp (as long as a): four
-// passes of 16 bits (a comparison sort of a 500-task benchmark's 4-grams
-// took five times as long).
+// sortPosts sorts a by hash, stably, through tmp (as long as a): a
+// comparison sort of a 500-task benchmark's 4-grams took five times as
+// long.
 func sortPosts(a, tmp []postRow) {
-	if len(a) == 0 {
-		return
-	}
-	count := make([]int, 1<<16)
-	src, dst := a, tmp
-	for shift := 0; shift < 64; shift += 16 {
-		clear(count)
-		for _, p := range src {
-			count[p.g>>shift&0xffff]++
-		}
-		if count[src[0].g>>shift&0xffff] == len(src) {
-			continue
-		}
-		sum := 0
-		for i, c := range count {
-			count[i], sum = sum, sum+c
-		}
-		for _, p := range src {
-			k := p.g >> shift & 0xffff
-			dst[count[k]] = p
-			count[k]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &a[0] {
-		copy(a, src)
-	}
+	radix.Stable(a, tmp, 64, func(p postRow) uint64 { return p.g })
 }
 
 // gramFirst is the first benchmark task holding n-gram g, if g is one of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -304,14 +305,8 @@ func networkCommand(b *bundle.Bundle, script string) string {
 			if vars == nil {
 				vars = shellAssignments(text)
 			}
-			start := strings.LastIndexByte(text[:m[2]], '\n') + 1
-			end := strings.IndexByte(text[m[2]:], '\n')
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += m[2]
-			}
-			if fetchesLocalOnly(text[start:end], vars) {
+			line, _, _ := strings.Cut(text[m[0]:], "\n") // a match starts its line
+			if fetchesLocalOnly(line, vars) {
 				continue
 			}
 		}
@@ -322,7 +317,6 @@ func networkCommand(b *bundle.Bundle, script string) string {
 
 var (
 	urlHost    = regexp.MustCompile(`\b(?:https?|ftp)://(\[[^\]]*\]|[^/\s:"'$\\]+)`)
-	shellVar   = regexp.MustCompile(`\$\{?([A-Za-z_]\w*)\}?`)
 	shellAssig = regexp.MustCompile(`(?m)^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=("[^"\n]*"|'[^'\n]*'|\S*)`)
 )
 
@@ -341,11 +335,11 @@ func shellAssignments(text string) map[string]string {
 // once) names localhost or a loopback address. A line with no URL to
 // read counts as reaching out.
 func fetchesLocalOnly(line string, vars map[string]string) bool {
-	line = shellVar.ReplaceAllStringFunc(line, func(v string) string {
-		if val, ok := vars[shellVar.FindStringSubmatch(v)[1]]; ok {
+	line = os.Expand(line, func(name string) string {
+		if val, ok := vars[name]; ok {
 			return val
 		}
-		return v
+		return "${" + name + "}" // unknown: as written
 	})
 	hosts := urlHost.FindAllStringSubmatch(line, -1)
 	if len(hosts) == 0 {

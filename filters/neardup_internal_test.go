@@ -188,23 +188,12 @@ func TestNearDupBoilerplateCount(t *testing.T) {
 	}
 }
 
-func TestRadixSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 2, 1000, 70000} {
-		a := make([]uint32, n)
-		for i := range a {
-			a[i] = r.Uint32()
-			if i%3 == 0 {
-				a[i] &= 0xff // repeated values and an empty high half
-			}
-		}
-		want := slices.Clone(a)
-		slices.Sort(want)
-		radixSort(a, make([]uint32, n))
-		if !slices.Equal(a, want) {
-			t.Errorf("n=%d: not sorted", n)
-		}
+// byKeyThenTask orders a band's entries by key, then pool order.
+func byKeyThenTask(a, b entry) int {
+	if c := cmp.Compare(a.key, b.key); c != 0 {
+		return c
 	}
+	return cmp.Compare(a.i, b.i)
 }
 
 // TestRadixEntries: the LSH bands' radix sort orders entries made in pool

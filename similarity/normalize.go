@@ -59,11 +59,8 @@ func WordHashesOf(text []byte) []uint64 {
 		}
 		r, size := utf8.DecodeRune(text[i:])
 		i += size
-		switch {
-		case unicode.IsLetter(r):
-			r = unicode.ToLower(r)
-		case unicode.IsDigit(r) || unicode.IsMark(r):
-		default:
+		r, ok := wordRune(r)
+		if !ok {
 			if inWord {
 				out = append(out, h)
 				h, inWord = offset, false
@@ -100,8 +97,22 @@ var asciiClass = func() (t [utf8.RuneSelf]byte) {
 	return t
 }()
 
+// wordRune is what a word holds of a non-ASCII rune: letters lowercased,
+// other digits and marks as they are; ok is false for a separator. ASCII
+// bytes go through asciiClass.
+func wordRune(r rune) (rune, bool) {
+	switch {
+	case unicode.IsLetter(r):
+		return unicode.ToLower(r), true
+	case unicode.IsDigit(r) || unicode.IsMark(r):
+		return r, true
+	}
+	return r, false
+}
+
 // eachWord calls fn with each normalised word of text (see Words); the
-// slice is reused after fn returns.
+// slice is reused after fn returns. Its rules are WordHashesOf's
+// (asciiClass, wordRune).
 func eachWord(text []byte, fn func([]byte)) {
 	buf := make([]byte, 0, 32)
 	inDigits := false
@@ -113,24 +124,28 @@ func eachWord(text []byte, fn func([]byte)) {
 		inDigits = false
 	}
 	for i := 0; i < len(text); {
-		r, size := rune(text[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRune(text[i:])
-		}
-		i += size
-		switch {
-		case r >= '0' && r <= '9':
-			if !inDigits {
-				buf = append(buf, '0')
-				inDigits = true
+		if c := text[i]; c < utf8.RuneSelf {
+			i++
+			switch k := asciiClass[c]; k {
+			case 0:
+				flush()
+			case '0':
+				if !inDigits {
+					buf = append(buf, '0')
+					inDigits = true
+				}
+			default:
+				buf = append(buf, k)
+				inDigits = false
 			}
-		case r == '_' || unicode.IsLetter(r):
-			inDigits = false
-			buf = utf8.AppendRune(buf, unicode.ToLower(r))
-		case unicode.IsDigit(r) || unicode.IsMark(r):
-			inDigits = false
+			continue
+		}
+		r, size := utf8.DecodeRune(text[i:])
+		i += size
+		if r, ok := wordRune(r); ok {
 			buf = utf8.AppendRune(buf, r)
-		default:
+			inDigits = false
+		} else {
 			flush()
 		}
 	}

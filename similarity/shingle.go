@@ -1,7 +1,10 @@
 package similarity
 
 import (
+	"iter"
 	"slices"
+
+	"github.com/otcurate/otcurate/internal/radix"
 )
 
 // hashWord is FNV-1a over a word's bytes.
@@ -56,23 +59,37 @@ func finishGram(p uint64, n int) uint64 { return mix64(p ^ uint64(n)*0xd6e8feb86
 // NGramHashes appends to dst the hash of every n-gram of hashes, in order
 // (NGramHash(hashes, i, n) for each i); none when there are fewer than n.
 func NGramHashes(dst []uint64, hashes []uint64, n int) []uint64 {
-	if n <= 0 || len(hashes) < n {
-		return dst
-	}
-	top := uint64(1) // B^(n-1)
-	var p uint64
-	for k, w := range hashes[:n] {
-		if k > 0 {
-			top *= gramBase
-		}
-		p = p*gramBase + w
-	}
-	dst = append(dst, finishGram(p, n))
-	for i := n; i < len(hashes); i++ {
-		p = (p-hashes[i-n]*top)*gramBase + hashes[i]
-		dst = append(dst, finishGram(p, n))
+	for g := range grams(hashes, n) {
+		dst = append(dst, g)
 	}
 	return dst
+}
+
+// grams yields NGramHash(hashes, i, n) for each i, rolling the polynomial:
+// O(1) a gram whatever n. None when there are fewer than n hashes.
+func grams(hashes []uint64, n int) iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		if n <= 0 || len(hashes) < n {
+			return
+		}
+		top := uint64(1) // B^(n-1)
+		var p uint64
+		for k, w := range hashes[:n] {
+			if k > 0 {
+				top *= gramBase
+			}
+			p = p*gramBase + w
+		}
+		if !yield(finishGram(p, n)) {
+			return
+		}
+		for i := n; i < len(hashes); i++ {
+			p = (p-hashes[i-n]*top)*gramBase + hashes[i]
+			if !yield(finishGram(p, n)) {
+				return
+			}
+		}
+	}
 }
 
 // Shingles returns the set of k-word shingles of words as sorted, distinct
@@ -90,68 +107,11 @@ func ShinglesOf(hs []uint64, k int) []uint32 {
 	}
 	n := min(k, len(hs))
 	out := make([]uint32, 0, len(hs)-n+1)
-	// Rolled inline (as NGramHashes) to make no []uint64 of the grams.
-	top := uint64(1)
-	var p uint64
-	for j, w := range hs[:n] {
-		if j > 0 {
-			top *= gramBase
-		}
-		p = p*gramBase + w
-	}
-	for i := n; ; i++ {
-		h := finishGram(p, n)
+	for h := range grams(hs, n) {
 		out = append(out, uint32(h^(h>>32)))
-		if i == len(hs) {
-			break
-		}
-		p = (p-hs[i-n]*top)*gramBase + hs[i]
 	}
-	sortUint32(out)
+	radix.Uint32(out, nil)
 	return slices.Compact(out)
-}
-
-// radixMin is the length from which sortUint32 radix-sorts: below it,
-// slices.Sort is as fast.
-const radixMin = 256
-
-// sortUint32 sorts a: a least-significant-digit radix sort of four 8-bit
-// passes for long slices (a task's tests hold thousands of shingles; it is
-// 4–5 times as fast as slices.Sort there), slices.Sort for short ones.
-func sortUint32(a []uint32) {
-	if len(a) < radixMin {
-		slices.Sort(a)
-		return
-	}
-	var count [4][256]int
-	for _, v := range a {
-		count[0][v&0xff]++
-		count[1][v>>8&0xff]++
-		count[2][v>>16&0xff]++
-		count[3][v>>24]++
-	}
-	tmp := make([]uint32, len(a))
-	src, dst := a, tmp
-	for pass := range 4 {
-		c := &count[pass]
-		shift := 8 * pass
-		if c[src[0]>>shift&0xff] == len(src) {
-			continue // one value of this digit: the pass would not move anything
-		}
-		sum := 0
-		for i, n := range c {
-			c[i], sum = sum, sum+n
-		}
-		for _, v := range src {
-			k := v >> shift & 0xff
-			dst[c[k]] = v
-			c[k]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &a[0] {
-		copy(a, src)
-	}
 }
 
 // Jaccard is the exact Jaccard similarity of two sorted, distinct sets.

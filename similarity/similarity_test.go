@@ -152,27 +152,6 @@ func TestNGramHashes(t *testing.T) {
 	}
 }
 
-// TestSortUint32: the radix sort agrees with slices.Sort on long and short
-// slices, including ones whose high bytes are all equal.
-func TestSortUint32(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, c := range []struct {
-		n    int
-		mask uint32
-	}{{0, ^uint32(0)}, {10, ^uint32(0)}, {radixMin, ^uint32(0)}, {5000, ^uint32(0)}, {5000, 0xff}, {4000, 0xff00ff00}} {
-		a := make([]uint32, c.n)
-		for i := range a {
-			a[i] = r.Uint32() & c.mask
-		}
-		want := slices.Clone(a)
-		slices.Sort(want)
-		sortUint32(a)
-		if !slices.Equal(a, want) {
-			t.Errorf("n %d mask %x: radix sort differs from slices.Sort", c.n, c.mask)
-		}
-	}
-}
-
 // TestWordHashesOfMatchesWords: the table-driven hasher gives the hashes of
 // the words Words makes, on random text mixing ASCII, digits, marks and
 // other scripts.
