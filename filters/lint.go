@@ -289,9 +289,12 @@ func mentionsReward(b *bundle.Bundle) bool {
 var networkCmd = regexp.MustCompile(`(?m)^[^#\n]*?\b(curl\s|wget\s|pip3?\s+install|uv\s+(pip\s+install|add|sync|tool\s+install)|uvx\s|apt(-get)?\s+(install|update)|apk\s+add|npm\s+(install|i)\s|git\s+clone)`)
 
 // networkCommand returns the first command in the verifier script that
-// needs the network, or "". A curl or wget of this machine (a verifier
-// polling the server it started: http://127.0.0.1:PORT/health, directly
-// or through a variable the script sets) does not.
+// needs the network, or "". An install told not to fetch (pip's
+// --no-index, uv's and npm's --offline: packages from a wheelhouse or
+// cache in the image) does not, nor does a curl or wget of this machine
+// (a verifier polling the server it started:
+// http://127.0.0.1:PORT/health, directly or through a variable the
+// script sets).
 func networkCommand(b *bundle.Bundle, script string) string {
 	data, ok := b.Data(script)
 	if !ok {
@@ -301,11 +304,14 @@ func networkCommand(b *bundle.Bundle, script string) string {
 	var vars map[string]string
 	for _, m := range networkCmd.FindAllStringSubmatchIndex(text, -1) {
 		cmd := strings.TrimSpace(text[m[2]:m[3]])
+		line, _, _ := strings.Cut(text[m[0]:], "\n") // a match starts its line
+		if offlineFlag.MatchString(line) {
+			continue // an installer told not to fetch (a wheelhouse in the image)
+		}
 		if cmd == "curl" || cmd == "wget" {
 			if vars == nil {
 				vars = shellAssignments(text)
 			}
-			line, _, _ := strings.Cut(text[m[0]:], "\n") // a match starts its line
 			if fetchesLocalOnly(line, vars) {
 				continue
 			}
@@ -316,8 +322,9 @@ func networkCommand(b *bundle.Bundle, script string) string {
 }
 
 var (
-	urlHost    = regexp.MustCompile(`\b(?:https?|ftp)://(\[[^\]]*\]|[^/\s:"'$\\]+)`)
-	shellAssig = regexp.MustCompile(`(?m)^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=("[^"\n]*"|'[^'\n]*'|\S*)`)
+	offlineFlag = regexp.MustCompile(`\s--(?:no-index|offline)(?:\s|$)`)
+	urlHost     = regexp.MustCompile(`\b(?:https?|ftp)://(\[[^\]]*\]|[^/\s:"'$\\]+)`)
+	shellAssig  = regexp.MustCompile(`(?m)^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=("[^"\n]*"|'[^'\n]*'|\S*)`)
 )
 
 // shellAssignments are the script's NAME=value assignments (the last

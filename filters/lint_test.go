@@ -241,6 +241,9 @@ func TestNetworkCommand(t *testing.T) {
 		{"curl -s \"$UNSET/health\"\n", "curl"},
 		{"curl -sf http://127.0.0.1:1/ok\napt-get update\n", "apt-get update"},
 		{"wget http://127.0.0.1.example.com/x\n", "wget"},
+		{"pip install --no-index --find-links /opt/wheels pytest-timeout\n", ""},
+		{"uv sync --offline --frozen\nuv pip install --offline x\n", ""},
+		{"pip install --no-index-please x\n", "pip install"},
 	} {
 		b := lintItem(t, with(goodTask(), "tests/test.sh", c.script)).Bundle
 		if got := networkCommand(b, "tests/test.sh"); got != c.want {
