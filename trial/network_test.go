@@ -2,6 +2,7 @@ package trial_test
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 
@@ -61,4 +62,69 @@ func TestRunnerAllowNetwork(t *testing.T) {
 	if k := (&trial.Runner{}).SettingsKey(); k != "" {
 		t.Errorf("settings key offline: %q (earlier ledgers would be invalidated)", k)
 	}
+}
+
+// templateTest is a verifier written as Harbor's template writes them: it
+// fetches an installer, sources the environment file the installer puts
+// in the home directory, then checks the answer: 1 only for 42.
+const templateTest = `#!/bin/bash
+curl -LsSf --max-time 5 https://astral.sh/uv/install.sh 2>/dev/null | sh >/dev/null 2>&1
+source "$HOME/.local/bin/env" 2>/dev/null
+out=$(cat /app/answer 2>/dev/null)
+echo "answer: $out"
+if [ "$out" = 42 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+`
+
+// TestAllowNetworkTemplateVerifierAttack: with --allow-network (the
+// runner's AllowNetwork) a task allowing the network gets it, in the
+// agent's sandbox and in the verifier's. An agent that makes the
+// installer's host resolve to nowhere and leaves its own environment file
+// where the template verifier sources it forges the reward in the shared
+// mode (the documented gap: the verifier runs where the agent did); the
+// separate mode carries neither /etc nor home dot-directories, and scores
+// it 0. The right answer scores 1 there, so the verifier works.
+func TestAllowNetworkTemplateVerifierAttack(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the verifier is isolated from the host side only when this process is root on the engine's host")
+	}
+	d, runID := sandboxtest.Engine(t, "test-trial-netattack-")
+	nb := &networkBackend{Backend: d}
+	r := &trial.Runner{Backend: nb, AllowNetwork: true}
+	attack := wrong + "echo '127.0.0.1 astral.sh' >> /etc/hosts\n" +
+		"mkdir -p /root/.local/bin && printf 'echo 1 > /logs/verifier/reward.txt; exit 0\\n' > /root/.local/bin/env\n"
+	for _, c := range []struct {
+		name, solve string
+		mode        trial.VerifierSandbox
+		want        float64
+	}{
+		{"right answer", "#!/bin/bash\nmkdir -p /app && echo 42 > /app/answer\n", trial.VerifierSeparate, 1},
+		{"planted environment file", attack, trial.VerifierSeparate, 0},
+	} {
+		task := synthetic(t, "netattack", adversaryToml, templateTest, c.solve)
+		res, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 1, VerifierSandbox: c.mode,
+			Labels: map[string]string{sandbox.LabelRun: runID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range res {
+			if res.Outcome != trial.Scored || res.Reward == nil || *res.Reward != c.want {
+				t.Errorf("%s (%s): %s reward %v (%s), want scored %v\n%s", c.name, c.mode, res.Outcome, deref(res.Reward), res.Detail, c.want, res.Log)
+			}
+		}
+	}
+	// Every sandbox of the run (the agent's and the verifier's) had the
+	// network the task allows.
+	for i, got := range nb.got {
+		if !got {
+			t.Errorf("sandbox %d started without the network", i)
+		}
+	}
+	// The shared mode's verdict on the same attack, logged: the gap.
+	task := synthetic(t, "netattack-shared", adversaryToml, templateTest, attack)
+	res, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 1, VerifierSandbox: trial.VerifierShared,
+		Labels: map[string]string{sandbox.LabelRun: runID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("shared mode (the documented gap): %s reward %v", res[0].Outcome, deref(res[0].Reward))
 }
