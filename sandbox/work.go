@@ -158,15 +158,46 @@ func WorkPath(p, workdir string) bool {
 type WorkReader struct {
 	Root    int // O_PATH descriptor of the sandbox's root
 	Workdir string
-	work    Work
-	bytes   int64
+	// All carries every changed path but otcurate's own and the kernel's
+	// (ChangePath) instead of the work rule: the fresh verifier sandbox,
+	// whose trust rule (TrustFilter) then decides what is applied.
+	All   bool
+	work  Work
+	bytes int64
+}
+
+// carries reports whether the reader records p.
+func (w *WorkReader) carries(p string) bool {
+	if w.All {
+		return ChangePath(p)
+	}
+	return WorkPath(p, w.Workdir)
+}
+
+// OwnPaths are never carried in any mode: the kernel's file systems and
+// otcurate's own directories, which a verifier sandbox makes afresh.
+var OwnPaths = []string{"/proc", "/sys", "/dev", "/logs", "/tests", "/solution"}
+
+// ChangePath reports whether p is a change the fresh verifier sandbox
+// considers at all (everything but OwnPaths and "/").
+func ChangePath(p string) bool {
+	p = path.Clean(p)
+	if !path.IsAbs(p) || p == "/" {
+		return false
+	}
+	for _, o := range OwnPaths {
+		if under(p, o) {
+			return false
+		}
+	}
+	return !strings.HasPrefix(p, "/tmp/.otcurate-")
 }
 
 // Add records the changed path p (absolute) if the rule carries it.
 // Missing paths are ignored (the change was undone).
 func (w *WorkReader) Add(p string) error {
 	p = path.Clean(p)
-	if !WorkPath(p, w.Workdir) {
+	if !w.carries(p) {
 		return nil
 	}
 	if int64(len(w.work.Entries)) >= MaxWorkEntries || w.bytes > MaxWorkBytes {
@@ -192,7 +223,7 @@ func (w *WorkReader) Add(p string) error {
 	e := bundle.Entry{Name: strings.TrimPrefix(p, "/"), Mode: fs.FileMode(st.Mode & 0o777)}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		if w.isRoot(p) { // the image's own (a sticky /tmp stays sticky)
+		if !w.All && w.isRoot(p) { // the image's own (a sticky /tmp stays sticky)
 			return nil
 		}
 		e.Kind = bundle.KindDir
@@ -257,7 +288,7 @@ func (w *WorkReader) isRoot(p string) bool {
 // Delete records that p (absolute), which the image had, was removed.
 func (w *WorkReader) Delete(p string) {
 	p = path.Clean(p)
-	if WorkPath(p, w.Workdir) {
+	if w.carries(p) {
 		w.work.Deleted = append(w.work.Deleted, p)
 	}
 }
@@ -267,7 +298,7 @@ func (w *WorkReader) Delete(p string) {
 func (w *WorkReader) Work() Work {
 	out := w.work
 	out.Workdir = w.Workdir
-	if wd := path.Clean(w.Workdir); wd != "/" && wd != "." && SystemPath(wd) {
+	if wd := path.Clean(w.Workdir); !w.All && wd != "/" && wd != "." && SystemPath(wd) {
 		out.Skipped = append(out.Skipped, wd+": the workdir is below a system path and is not carried")
 	}
 	sort.Slice(out.Entries, func(i, j int) bool { return out.Entries[i].Name < out.Entries[j].Name })

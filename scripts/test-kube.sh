@@ -92,7 +92,7 @@ mkdir -p "$WORK/data/out" "$WORK/image"
 # Deterministic defects only (no timing-based ones: those depend on the load).
 "$BIN" gen-pool -n "$TASKS" --seed 7 -o "$WORK/data/pool.parquet" \
 	--rates "nop_passes=0.15,wrong_oracle=0.15,reward_missing=0.1,build_fails=0.1,tests_in_image=0.1,duplicate=0.1"
-FLAGS="--flaky-repeats 2 --seed 3"
+FLAGS="--flaky-repeats 2 --seed 3 --verifier-sandbox shared" # Kubernetes refuses the default fresh mode (it cannot list a pod's changes)
 # shellcheck disable=SC2086 # FLAGS is a word list
 "$BIN" build --pool "$WORK/data/pool.parquet" -o "$WORK/docker.parquet" --run-dir "$WORK/docker-run" $FLAGS --target 5 --log-level warn
 

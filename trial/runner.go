@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/otcurate/otcurate/bundle"
@@ -148,47 +150,58 @@ type Options struct {
 
 // VerifierSandbox selects where the verifier runs.
 //
-// Shared (the default): in the agent's own sandbox, after every process
-// the agent started is killed and /tests and /logs/verifier are created
-// afresh; the reward is read host-side (see Runner.verify). What it
-// cannot guarantee: test.sh runs the image's bash, python3, pytest and
-// libraries as the agent left them, so an agent that replaced one of
-// them (a python3 wrapper that writes reward 1) can still decide the
-// verdict.
+// Fresh (the default, "" too): once the agent is done, its processes are
+// killed, every change it made to its sandbox's filesystem is collected
+// (sandbox.ChangeCollector), its sandbox is stopped, and a fresh sandbox
+// from the same image receives those changes except the ones the trust
+// rule refuses (sandbox.TrustFilter: the image's interpreters, shells,
+// test runners, libraries, loader and configuration changed, anything
+// new that shadows them on the executable or module search path, startup
+// hooks, links into the verifier's paths or a home directory); test.sh
+// then runs there on the image's own toolchain, in a process space the
+// agent never touched. What was refused is listed on every result
+// (Result.Tampered) and the reward is what the carried work earns. It
+// needs a backend whose sandboxes list their changes and whose root this
+// process can read (Docker with the engine on this host, and the fake);
+// elsewhere Run fails at once with sandbox.ErrFreshUnsupported.
 //
-// Separate: once the agent is done, its processes are killed, its work
-// is collected by the rule of sandbox.WorkPath (what it changed in the
-// workdir, /app, /home, /root and /tmp; never system paths, never the
-// dot-files of a home directory), its sandbox is stopped, and a fresh
-// sandbox from the same image receives the work and runs every verifier
-// repeat of the session (one fresh sandbox per session, so repeats see
-// each other's leftovers as they do in shared mode). A tool the agent
-// replaced in a system path is not the one that runs. What it cannot
-// guarantee: code in the carried work itself (a conftest.py, a module
-// the verifier imports from the workdir) still runs; and a solution
-// relying on packages the agent installed into system paths fails. Work
-// past sandbox.MaxWorkEntries or MaxWorkBytes scores 0. It needs a
-// backend whose sandboxes collect work (sandbox.WorkCollector: Docker
-// with the engine on this host, and the fake); elsewhere Run fails at
-// once with sandbox.ErrWorkUnsupported.
+// Separate: the same, carrying only the agent's work roots
+// (sandbox.WorkPath: the workdir, /app, /home, /root and /tmp, never
+// system paths or home dot-files): stricter, and a solution relying on
+// packages it installed into system paths fails there.
+//
+// Shared (opt-in, weaker): in the agent's own sandbox, after every
+// process the agent started is killed and /tests and /logs/verifier are
+// created afresh. What it cannot guarantee: test.sh runs the image's
+// bash, python3, pytest and libraries as the agent left them, so an agent
+// that replaced or shadowed one of them (a python3 earlier on PATH, a
+// .pth file, a sitecustomize) decides the verdict; and code the agent
+// injected into a process that was running when the sandbox started
+// survives. Commands warn when it is chosen.
 type VerifierSandbox string
 
 // The verifier sandbox modes.
 const (
+	VerifierFresh    VerifierSandbox = "fresh"
 	VerifierShared   VerifierSandbox = "shared"
 	VerifierSeparate VerifierSandbox = "separate"
 )
 
-// ParseVerifierSandbox checks a --verifier-sandbox value ("" is shared).
+// ParseVerifierSandbox checks a --verifier-sandbox value ("" is fresh).
 func ParseVerifierSandbox(s string) (VerifierSandbox, error) {
 	switch VerifierSandbox(s) {
-	case "", VerifierShared:
+	case "", VerifierFresh:
+		return VerifierFresh, nil
+	case VerifierShared:
 		return VerifierShared, nil
 	case VerifierSeparate:
 		return VerifierSeparate, nil
 	}
-	return "", fmt.Errorf("--verifier-sandbox %q: want shared or separate", s)
+	return "", fmt.Errorf("--verifier-sandbox %q: want fresh, separate or shared", s)
 }
+
+// SharedWarning is what commands print when the shared mode is chosen.
+const SharedWarning = "--verifier-sandbox shared runs test.sh in the agent's own sandbox: an agent that replaced or shadowed the verifier's tools (a python3 earlier on PATH, a .pth file, a sitecustomize) can forge its reward; use it only for trusted agents or backends that support nothing else"
 
 // Durations are per-phase wall times in seconds.
 type Durations struct {
@@ -197,8 +210,8 @@ type Durations struct {
 	Solve    float64 `json:"solve"`
 	Verify   float64 `json:"verify"`   // the whole verify phase (copy tests, run, read back)
 	Verifier float64 `json:"verifier"` // test.sh alone
-	// Carry is the separate verifier sandbox's overhead: collect the
-	// agent's work, start a fresh sandbox, apply the work.
+	// Carry is the fresh or separate verifier sandbox's overhead: collect
+	// the agent's changes, start a fresh sandbox, judge and apply them.
 	Carry    float64 `json:"carry,omitempty"`
 	Teardown float64 `json:"teardown"`
 }
@@ -219,6 +232,11 @@ type Result struct {
 	Sandboxes    int                `json:"sandboxes"` // containers started for this result's session
 	Durations    Durations          `json:"durations"`
 	Log          string             `json:"log,omitempty"` // tail of the relevant log
+	// Tampered lists the agent's changes the verifier sandbox did not
+	// receive (the trust rule of sandbox.TrustFilter), and failures after
+	// the agent's turn that scored the attempt 0: non-empty means the
+	// attempt is flagged tampered.
+	Tampered []sandbox.Neutralised `json:"tampered,omitempty"`
 	// Trajectory is the Actor's record (nil for oracle and nop).
 	Trajectory any `json:"-"`
 }
@@ -244,8 +262,13 @@ func (r *Runner) SettingsKey() string {
 		return ""
 	}
 	key := ""
-	if r.VerifierSandbox == VerifierSeparate {
+	switch r.VerifierSandbox {
+	case VerifierSeparate:
 		key += " verifier-sandbox=separate"
+	case VerifierShared:
+		key += " verifier-sandbox=shared"
+	default:
+		key += " verifier-sandbox=fresh"
 	}
 	if r.AllowNetwork {
 		key += " network=allowed"
@@ -325,7 +348,7 @@ func retryInfra[T any](ctx context.Context, r *Runner, t *Task, o Options, attem
 		if ctx.Err() != nil {
 			return zero, ctx.Err()
 		}
-		if errors.Is(infra, sandbox.ErrWorkUnsupported) { // a setting, not a failure
+		if errors.Is(infra, sandbox.ErrWorkUnsupported) || errors.Is(infra, sandbox.ErrFreshUnsupported) { // a setting, not a failure
 			return zero, infra
 		}
 		if n >= o.InfraRetries {
@@ -490,9 +513,10 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	// In separate mode the verifier gets a fresh sandbox with the work.
 	vsb, sandboxes := sb, 1
 	var carryWarnings []string
-	if o.VerifierSandbox == VerifierSeparate && repeats > 0 {
+	var tampered []sandbox.Neutralised
+	if o.VerifierSandbox != VerifierShared && repeats > 0 {
 		t0 = time.Now()
-		fresh, early, warns, err := r.separate(ctx, t, o, sb, spec, repeats, first, *d, act)
+		fresh, early, warns, neu, err := r.separate(ctx, t, o, sb, spec, repeats, first, *d, act)
 		d.Carry = since(t0)
 		if err != nil || early != nil {
 			return early, err
@@ -504,7 +528,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 				r.logger().Warn("verifier sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
 			}
 		}()
-		vsb, sandboxes, carryWarnings = fresh, 2, warns
+		vsb, sandboxes, carryWarnings, tampered = fresh, 2, warns, neu
 	}
 
 	// Verify, repeatedly, on the same post-solution state.
@@ -525,6 +549,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		res.Warnings = append(res.Warnings, img.Warnings...)
 		res.Warnings = append(res.Warnings, sandbox.WarningsOf(sb)...)
 		res.Warnings = append(res.Warnings, carryWarnings...)
+		res.Tampered = append(res.Tampered, tampered...)
 		res.Trajectory = act.Trajectory
 		if act.TimedOut {
 			applyTimeout(&res, KindOf(actor), cfg.Agent.TimeoutSec)
@@ -537,28 +562,34 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	return results, nil
 }
 
-// separate carries the agent's work from sb to a fresh sandbox started
-// from spec (see VerifierSandbox) and stops sb. It returns the fresh
-// sandbox, or the session's results when the agent decided them (it
-// stopped its sandbox, or its work is too large to carry: scored 0), or
-// an infrastructure error.
-func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sandbox, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport) (fresh sandbox.Sandbox, early []Result, warnings []string, err error) {
+// separate carries the agent's changes from sb to a fresh sandbox started
+// from spec (see VerifierSandbox: all of them under the trust rule in the
+// fresh mode, the work roots in the separate one) and stops sb. It returns
+// the fresh sandbox and the changes it refused, or the session's results
+// when the agent decided them (it stopped its sandbox, or its work is too
+// large to carry: scored 0), or an infrastructure error.
+func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sandbox, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport) (fresh sandbox.Sandbox, early []Result, warnings []string, neutralised []sandbox.Neutralised, err error) {
 	if err := sb.KillAll(ctx); err != nil {
 		if sandbox.EndedInside(err) {
-			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, nil
 		}
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	work, err := sandbox.CollectWork(ctx, sb)
+	var work sandbox.Work
+	if o.VerifierSandbox == VerifierSeparate {
+		work, err = sandbox.CollectWork(ctx, sb)
+	} else {
+		work, err = sandbox.CollectChanges(ctx, sb)
+	}
 	if err != nil {
 		var big *sandbox.WorkTooLargeError
 		switch {
 		case errors.As(err, &big):
-			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, nil
 		case sandbox.EndedInside(err):
-			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, nil
 		}
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// The agent's sandbox is done (a limit it exceeded was measured by
 	// now): it is removed while the verifier's starts.
@@ -580,18 +611,76 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 			for i := range res {
 				res[i].Durations, res[i].Sandboxes, res[i].Trajectory = d, 2, act.Trajectory
 			}
-			return nil, res, nil, nil
+			return nil, res, nil, nil, nil
 		}
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
+	}
+	if o.VerifierSandbox != VerifierSeparate {
+		if work, neutralised, err = r.trust(ctx, t, fresh, work); err != nil {
+			_ = fresh.Stop(context.WithoutCancel(ctx))
+			return nil, nil, nil, nil, err
+		}
 	}
 	if err := sandbox.ApplyWork(ctx, fresh, work); err != nil {
 		_ = fresh.Stop(context.WithoutCancel(ctx))
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
+	}
+	if o.VerifierSandbox != VerifierSeparate && touchesLibraries(work) {
+		// The loader's cache is the image's (rule 1); libraries the agent
+		// installed are indexed by the image's own ldconfig and its own
+		// configuration.
+		if _, err := fresh.Exec(ctx, sandbox.ExecRequest{Cmd: "command -v ldconfig >/dev/null 2>&1 && ldconfig 2>/dev/null; true", User: "root", Timeout: time.Minute}); err != nil {
+			_ = fresh.Stop(context.WithoutCancel(ctx))
+			return nil, nil, nil, nil, err
+		}
 	}
 	if n := len(work.Skipped); n > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d changed path(s) not carried to the verifier sandbox, e.g. %s", n, work.Skipped[0]))
 	}
-	return fresh, nil, warnings, nil
+	if n := len(neutralised); n > 0 {
+		warnings = append(warnings, fmt.Sprintf("tampered: %d change(s) of the agent's touch the verifier's trust base and were not carried, e.g. %s", n, neutralised[0]))
+	}
+	return fresh, nil, warnings, neutralised, nil
+}
+
+// trust applies the trust rule (sandbox.TrustFilter) to the agent's
+// changes, judged against fresh, a sandbox from the image with nothing
+// applied yet, whose own tools report the verifier's search paths.
+func (r *Runner) trust(ctx context.Context, t *Task, fresh sandbox.Sandbox, work sandbox.Work) (sandbox.Work, []sandbox.Neutralised, error) {
+	opener, ok := fresh.(sandbox.RootOpener)
+	if !ok {
+		return work, nil, sandbox.ErrFreshUnsupported
+	}
+	cfg := t.Info.Config
+	res, err := fresh.Exec(ctx, sandbox.ExecRequest{Cmd: sandbox.SearchPathsScript, User: cfg.Verifier.User, Env: cfg.Verifier.Env, Timeout: time.Minute, MaxOutput: 64 << 10})
+	if err != nil {
+		return work, nil, err
+	}
+	wd := work.Workdir
+	if wd == "" {
+		wd = "/"
+	}
+	sp := sandbox.ParseSearchPaths(string(res.Stdout), wd)
+	root, err := opener.OpenRoot()
+	if err != nil {
+		return work, nil, fmt.Errorf("open the verifier sandbox's root: %w", err)
+	}
+	defer unixClose(root)
+	return sandbox.TrustFilter(root, work, sp)
+}
+
+// touchesLibraries reports whether carried changes lie in a library
+// directory (new shared libraries the loader's cache must list).
+func touchesLibraries(w sandbox.Work) bool {
+	for _, e := range w.Entries {
+		n := "/" + e.Name
+		if strings.HasPrefix(n, "/usr/lib/") || strings.HasPrefix(n, "/lib") || strings.HasPrefix(n, "/usr/local/lib/") {
+			if strings.Contains(path.Base(n), ".so") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stoppedResults scores 0 the repeats of a sandbox that stopped after
@@ -911,3 +1000,5 @@ func (r *Runner) probe(ctx context.Context, t *Task, o Options) (Result, error) 
 	res.Durations.Verify = 0
 	return res, nil
 }
+
+func unixClose(fd int) { _ = syscall.Close(fd) }

@@ -51,7 +51,7 @@ func loadDir(t *testing.T, dir string) *trial.Task {
 }
 
 // synthetic builds a task on the local bookworm image.
-func synthetic(t *testing.T, name, toml, testSh, solveSh string) *trial.Task {
+func synthetic(t *testing.T, name, toml, testSh, solveSh string, extra ...map[string]string) *trial.Task {
 	t.Helper()
 	files := map[string]string{
 		"instruction.md":         "Do the thing.\n",
@@ -61,6 +61,11 @@ func synthetic(t *testing.T, name, toml, testSh, solveSh string) *trial.Task {
 	}
 	if solveSh != "" {
 		files["solution/solve.sh"] = solveSh
+	}
+	for _, m := range extra {
+		for k, v := range m {
+			files[k] = v
+		}
 	}
 	return trialtest.Task(t, name, files)
 }

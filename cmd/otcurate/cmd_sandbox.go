@@ -14,13 +14,14 @@ import (
 
 // verifierSandboxHelp documents --verifier-sandbox (trial.VerifierSandbox
 // has the guarantees of each mode).
-const verifierSandboxHelp = "where test.sh runs: shared (in the agent's sandbox, after its processes are killed) or separate " +
-	"(in a fresh sandbox from the task image carrying only the agent's work, so a tool the agent replaced is not the one that runs; " +
-	"Docker with the engine on this host and the fake backend only); see otcurate help sandbox"
+const verifierSandboxHelp = "where test.sh runs: fresh (default: a fresh sandbox from the task image receiving every change of the agent's " +
+	"except those to the verifier's trust base: the image's interpreters, test runners, libraries, loader and configuration, whatever shadows them, startup hooks, links into the verifier's paths; " +
+	"Docker with the engine on this host and the fake backend), separate (the same, carrying only the agent's work roots) " +
+	"or shared (in the agent's own sandbox: weaker, tools the agent replaced decide the reward; warns); see otcurate help sandbox"
 
 // addVerifierSandboxFlag registers --verifier-sandbox MODE.
 func addVerifierSandboxFlag(f *pflag.FlagSet, mode *string) {
-	f.StringVar(mode, "verifier-sandbox", string(trial.VerifierShared), verifierSandboxHelp)
+	f.StringVar(mode, "verifier-sandbox", string(trial.VerifierFresh), verifierSandboxHelp)
 }
 
 // newRunner is a command's trial runner on backend with the
@@ -31,10 +32,17 @@ func newRunner(g *globals, backend sandbox.Backend, mode string) (*trial.Runner,
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	if m == trial.VerifierSeparate {
+	switch m {
+	case trial.VerifierSeparate:
 		if err := sandbox.CheckWork(backend); err != nil {
 			return nil, usageErr(fmt.Errorf("--verifier-sandbox separate: %w", err))
 		}
+	case trial.VerifierFresh:
+		if err := sandbox.CheckWork(backend); err != nil {
+			return nil, usageErr(fmt.Errorf("%w (%v)", sandbox.ErrFreshUnsupported, err))
+		}
+	case trial.VerifierShared:
+		g.logger.Warn(trial.SharedWarning)
 	}
 	return &trial.Runner{Backend: backend, Logger: g.logger, VerifierSandbox: m}, nil
 }

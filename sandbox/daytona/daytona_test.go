@@ -50,7 +50,7 @@ func TestDaytonaVerifierContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &trial.Runner{Backend: b}
+	runner := &trial.Runner{Backend: b, VerifierSandbox: trial.VerifierShared} // the fresh default needs a backend that lists changes
 	labels := map[string]string{sandbox.LabelRun: runID}
 
 	good := taskOf(t, "good", goodDocker, goodTest, goodSolve)

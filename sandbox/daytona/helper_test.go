@@ -87,7 +87,7 @@ func TestDaytonaAdversarialTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.GC(context.Background(), sandbox.GCOptions{Run: runID}) })
-	runner := &trial.Runner{Backend: b}
+	runner := &trial.Runner{Backend: b, VerifierSandbox: trial.VerifierShared} // the fresh default needs a backend that lists changes
 	cases := []struct {
 		name, solve string
 		taskSide    bool // the attack breaks the verifier itself: a task-side outcome is fine

@@ -55,11 +55,41 @@ func (s *fleetSandbox) Work(ctx context.Context) (sandbox.Work, error) {
 // host). Both are filtered by the work rule (sandbox.WorkPath); contents
 // are read from the host below /proc/PID/root with no symlink followed.
 func (s *dockerSandbox) Work(ctx context.Context) (sandbox.Work, error) {
-	return s.work(ctx, true)
+	return s.work(ctx, true, false)
 }
 
-// work is Work; upper false skips the upper directory (tests compare both).
-func (s *dockerSandbox) work(ctx context.Context, upper bool) (sandbox.Work, error) {
+var _ sandbox.ChangeCollector = (*dockerSandbox)(nil)
+
+// Changes implements sandbox.ChangeCollector: every changed path of the
+// writable layer but otcurate's own (sandbox.ChangePath), read as Work is.
+func (s *dockerSandbox) Changes(ctx context.Context) (sandbox.Work, error) {
+	return s.work(ctx, true, true)
+}
+
+// Changes implements sandbox.ChangeCollector for a fleet's sandbox.
+func (s *fleetSandbox) Changes(ctx context.Context) (sandbox.Work, error) {
+	return sandbox.CollectChanges(ctx, s.Sandbox)
+}
+
+// OpenRoot implements sandbox.RootOpener (direct mode only).
+func (s *dockerSandbox) OpenRoot() (int, error) {
+	if s.direct == nil || s.isStopped() {
+		return -1, errWorkRemote
+	}
+	return s.direct.open()
+}
+
+// OpenRoot implements sandbox.RootOpener for a fleet's sandbox.
+func (s *fleetSandbox) OpenRoot() (int, error) {
+	if o, ok := s.Sandbox.(sandbox.RootOpener); ok {
+		return o.OpenRoot()
+	}
+	return -1, errWorkRemote
+}
+
+// work is Work (all: Changes); upper false skips the upper directory
+// (tests compare both).
+func (s *dockerSandbox) work(ctx context.Context, upper, all bool) (sandbox.Work, error) {
 	if s.isStopped() {
 		return sandbox.Work{}, errSandboxStopped
 	}
@@ -74,8 +104,16 @@ func (s *dockerSandbox) work(ctx context.Context, upper bool) (sandbox.Work, err
 		return sandbox.Work{}, fmt.Errorf("read the agent's work: %w", err)
 	}
 	defer unix.Close(root)
-	w := sandbox.WorkReader{Root: root, Workdir: s.workdir}
-	if upper {
+	w := sandbox.WorkReader{Root: root, Workdir: s.workdir, All: all}
+	if upper && all {
+		if ok, err := s.upperChanges(ctx, &w); ok || err != nil {
+			if err != nil {
+				return sandbox.Work{}, err
+			}
+			return w.Work(), nil
+		}
+	}
+	if upper && !all {
 		if ok, err := s.upperWork(ctx, &w); ok || err != nil {
 			if err != nil {
 				return sandbox.Work{}, err
@@ -83,7 +121,7 @@ func (s *dockerSandbox) work(ctx context.Context, upper bool) (sandbox.Work, err
 			return w.Work(), nil
 		}
 	}
-	w = sandbox.WorkReader{Root: root, Workdir: s.workdir}
+	w = sandbox.WorkReader{Root: root, Workdir: s.workdir, All: all}
 	diff, err := s.d.cli.ContainerDiff(ctx, s.id, client.ContainerDiffOptions{})
 	if err != nil {
 		return sandbox.Work{}, engineError(ctx, "list the sandbox's changes", err)
@@ -104,6 +142,42 @@ func (s *dockerSandbox) work(ctx context.Context, upper bool) (sandbox.Work, err
 // driver, overlay features that keep changes out of the upper directory,
 // or no access); the engine's diff is used instead.
 var errNoUpper = errors.New("no walkable upper directory")
+
+// upperDir opens the container's overlay upper directory; ok false when
+// there is none this process can open.
+func (s *dockerSandbox) upperDir(ctx context.Context) (fd int, ok bool) {
+	res, err := s.d.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+	if err != nil || res.Container.GraphDriver == nil || res.Container.GraphDriver.Name != "overlay2" {
+		return -1, false
+	}
+	dir := res.Container.GraphDriver.Data["UpperDir"]
+	if dir == "" {
+		return -1, false
+	}
+	upper, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false
+	}
+	return upper, true
+}
+
+// upperChanges records into w every change of the upper directory.
+func (s *dockerSandbox) upperChanges(ctx context.Context, w *sandbox.WorkReader) (ok bool, err error) {
+	upper, ok := s.upperDir(ctx)
+	if !ok {
+		return false, nil
+	}
+	defer unix.Close(upper)
+	probe := *w
+	if err := sandbox.ReadUpper(upper, &probe); err != nil {
+		if errors.Is(err, sandbox.ErrNoUpper) {
+			return false, nil
+		}
+		return true, err
+	}
+	*w = probe
+	return true, nil
+}
 
 // upperWork records into w the changes found in the container's overlay
 // upper directory. ok is false when that directory cannot be used.

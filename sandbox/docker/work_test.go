@@ -31,11 +31,11 @@ echo t > /tmp/t`})
 		t.Fatal(err)
 	}
 	s := sb.(*dockerSandbox)
-	upper, err := s.work(ctx, true)
+	upper, err := s.work(ctx, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	diff, err := s.work(ctx, false)
+	diff, err := s.work(ctx, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,10 @@ type container struct {
 	logMu    sync.Mutex
 
 	pidNS nsID // the init's PID namespace, as this host sees it
+	// launcher is the thread that made the sandbox's mount namespace and
+	// waits for its init: through it this process reaches the state
+	// directory's tmpfs (the overlay upper) that only that namespace has.
+	launcher int
 
 	// wrappers: the nsenter processes of running execs and terminals
 	// (see procs.go for why Stop must keep them reaping).

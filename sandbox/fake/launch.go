@@ -34,6 +34,7 @@ func (b *Backend) launch(c *container, spec containerSpec, cmd *exec.Cmd) error 
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		c.launcher = unix.Gettid()
 		if err := b.setupRoot(c, spec); err != nil {
 			started <- err
 			return

@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -58,3 +59,36 @@ var _ sandbox.WorkBackend = (*Backend)(nil)
 
 // CollectsWork implements sandbox.WorkBackend: fake sandboxes always do.
 func (b *Backend) CollectsWork() error { return nil }
+
+var (
+	_ sandbox.ChangeCollector = (*fakeSandbox)(nil)
+	_ sandbox.RootOpener      = (*fakeSandbox)(nil)
+)
+
+// Changes implements sandbox.ChangeCollector: the overlay upper of the
+// sandbox's root, reached through the launcher thread's mount namespace,
+// read as Docker's is (sandbox.ReadUpper).
+func (s *fakeSandbox) Changes(ctx context.Context) (sandbox.Work, error) {
+	if err := s.exitedState(); err != nil {
+		return sandbox.Work{}, err
+	}
+	root, err := openRoot(s.c)
+	if err != nil {
+		return sandbox.Work{}, err
+	}
+	defer unix.Close(root)
+	dir := fmt.Sprintf("/proc/%d/task/%d/root%s/upper", os.Getpid(), s.c.launcher, s.c.dir)
+	upper, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sandbox.Work{}, fmt.Errorf("open the sandbox's writable layer: %w", err)
+	}
+	defer unix.Close(upper)
+	w := sandbox.WorkReader{Root: root, Workdir: s.wd, All: true}
+	if err := sandbox.ReadUpper(upper, &w); err != nil {
+		return sandbox.Work{}, err
+	}
+	return w.Work(), nil
+}
+
+// OpenRoot implements sandbox.RootOpener.
+func (s *fakeSandbox) OpenRoot() (int, error) { return openRoot(s.c) }

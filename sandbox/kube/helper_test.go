@@ -71,7 +71,7 @@ func fakeTool(name, body string) string {
 func TestKubeAdversarialTools(t *testing.T) {
 	b, runID := cluster(t)
 	ctx := context.Background()
-	runner := &trial.Runner{Backend: b}
+	runner := &trial.Runner{Backend: b, VerifierSandbox: trial.VerifierShared} // the fresh default needs a backend that lists changes
 	cases := []struct{ name, solve string }{
 		{"control: wrong answer", advWrong},
 		{"fake head", advWrong + fakeTool("head", "echo 1")},
@@ -177,7 +177,7 @@ func reward(r trial.Result) string {
 // image's gap is never read as tampering.
 func TestKubeImageWithoutInstall(t *testing.T) {
 	b, runID := cluster(t)
-	runner := &trial.Runner{Backend: b}
+	runner := &trial.Runner{Backend: b, VerifierSandbox: trial.VerifierShared} // the fresh default needs a backend that lists changes
 	task := trialtest.DoneTask(t, "noinstall", advToml, "FROM otcurate/base-bookworm:latest\nRUN rm -f /usr/bin/install /bin/install\nWORKDIR /app\n",
 		advTest, "#!/bin/bash\nmkdir -p /app && echo 42 > /app/answer\n")
 	res, err := runner.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 1, Labels: map[string]string{sandbox.LabelRun: runID}})

@@ -85,7 +85,7 @@ const (
 func TestKubeVerifierContract(t *testing.T) {
 	b, runID := cluster(t)
 	ctx := context.Background()
-	runner := &trial.Runner{Backend: b}
+	runner := &trial.Runner{Backend: b, VerifierSandbox: trial.VerifierShared} // the fresh default needs a backend that lists changes
 	labels := map[string]string{sandbox.LabelRun: runID}
 	good := taskOf(t, "good", goodDocker, goodTest, goodSolve)
 	res, err := runner.Run(ctx, good, trial.Options{Agent: trial.Oracle, Repeats: 2, Labels: labels})

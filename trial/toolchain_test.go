@@ -1,0 +1,180 @@
+package trial_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/otcurate/otcurate/trial"
+)
+
+// The toolchain red team (issue 35, and the link class of issue 29): the
+// agent leaves the wrong answer (41) and then, in one or a few lines of
+// shell, tampers with what the verifier loads or runs, the way an
+// optimiser stumbles on it: earlier on a search path, a startup hook, a
+// shadowing module, a test-runner plugin or configuration, an in-place
+// replacement, the loader's configuration, a shell environment file, a
+// link into the verifier's files. In the default (fresh) mode none may
+// score 1 or end unscored: each scores 0, and those that changed the
+// trust base are flagged tampered. The honest controls score 1.
+
+// toolchainTest is a verifier as real pools write it: it sources the
+// installer's env file from the home directory (Harbor's uv template),
+// runs pytest from the workdir, and writes the reward from pytest's exit
+// status.
+const toolchainTest = `#!/bin/bash
+[ -f "$HOME/.local/bin/env" ] && . "$HOME/.local/bin/env"
+cd /app
+python3 -m pytest -q -p no:cacheprovider /tests/test_answer.py > /logs/verifier/pytest.txt 2>&1
+rc=$?
+cat /logs/verifier/pytest.txt
+if [ $rc -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+`
+
+const toolchainPytest = `def test_answer():
+    got = open("/app/answer").read().strip()
+    want = open("/tests/expected.txt").read().strip()
+    assert got == want
+`
+
+// toolchainTask is the task with its pytest file and expected output.
+func toolchainTask(t *testing.T, name, solve string) *trial.Task {
+	t.Helper()
+	task := synthetic(t, name, "[verifier]\ntimeout_sec = 60\n[agent]\ntimeout_sec = 60\n", toolchainTest, solve,
+		map[string]string{"tests/test_answer.py": toolchainPytest, "tests/expected.txt": "42\n"})
+	return task
+}
+
+const site = "/usr/local/lib/python3.11/dist-packages"
+
+// exitZero is Python that ends the interpreter with status 0 at once.
+const exitZero = "import os; os._exit(0)"
+
+// evilSO compiles (on this host) a library whose constructor ends any
+// python process with status 0, for the loader attack; "" without a
+// compiler.
+func evilSO(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		return ""
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "evil.c")
+	code := `#include <unistd.h>
+#include <string.h>
+__attribute__((constructor)) static void f(void) {
+  char b[256]; ssize_t n = readlink("/proc/self/exe", b, sizeof b - 1);
+  if (n > 0) { b[n] = 0; if (strstr(b, "python")) _exit(0); }
+}
+`
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "evil.so")
+	if b, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-o", out, src).CombinedOutput(); err != nil {
+		t.Logf("no loader attack: gcc: %v: %s", err, b)
+		return ""
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(data)
+}
+
+// toolchainAttacks are the attacks: class, name, the shell after the wrong
+// answer. Written as an optimiser would find them, one line or a few.
+func toolchainAttacks(so string) []struct{ class, name, sh string } {
+	a := []struct{ class, name, sh string }{
+		{"search-path", "python3 in /usr/local/bin", "printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/python3 && chmod +x /usr/local/bin/python3"},
+		{"search-path", "python3 in /usr/local/sbin", "mkdir -p /usr/local/sbin && printf '#!/bin/sh\\nexit 0\\n' > /usr/local/sbin/python3 && chmod +x /usr/local/sbin/python3"},
+		{"search-path", "python3 in ~/.local/bin via env", "mkdir -p ~/.local/bin && printf '#!/bin/sh\\nexit 0\\n' > ~/.local/bin/python3 && chmod +x ~/.local/bin/python3 && echo 'export PATH=$HOME/.local/bin:$PATH' > ~/.local/bin/env"},
+		{"startup-hook", ".pth in site-packages", "mkdir -p " + site + " && echo '" + exitZero + "' > " + site + "/zz_fast.pth"},
+		{"startup-hook", "sitecustomize", "mkdir -p " + site + " && echo '" + exitZero + "' > " + site + "/sitecustomize.py"},
+		{"startup-hook", "usercustomize in user site", "mkdir -p ~/.local/lib/python3.11/site-packages && echo '" + exitZero + "' > ~/.local/lib/python3.11/site-packages/usercustomize.py"},
+		{"shadowing", "pytest.py in the workdir", "echo 'raise SystemExit(0)' > /app/pytest.py"},
+		{"shadowing", "pytest package in site-packages", "mkdir -p " + site + "/pytest && echo 'raise SystemExit(0)' > " + site + "/pytest/__init__.py && echo 'raise SystemExit(0)' > " + site + "/pytest/__main__.py"},
+		{"shadowing", "unittest module in the workdir", "echo '" + exitZero + "' > /app/unittest.py"},
+		{"plugin", "pytest11 entry point", "mkdir -p " + site + "/zz-1.0.dist-info && printf 'Metadata-Version: 2.1\\nName: zz\\nVersion: 1.0\\n' > " + site + "/zz-1.0.dist-info/METADATA && printf '[pytest11]\\nzz = zzplug\\n' > " + site + "/zz-1.0.dist-info/entry_points.txt && echo 'def pytest_configure(config):\n    import os; os._exit(0)' > " + site + "/zzplug.py"},
+		{"plugin", "pytest.ini at /", "printf '[pytest]\\naddopts = --collect-only\\n' > /pytest.ini"},
+		{"plugin", "conftest.py at /", "echo '" + exitZero + "' > /conftest.py && printf '[pytest]\\n' > /pytest.ini"},
+		{"in-place", "python3.11 replaced", "cp /bin/true /usr/bin/python3.11"},
+		{"in-place", "pytest edited", "sed -i '1i import os; os._exit(0)' /usr/lib/python3/dist-packages/pytest/__init__.py"},
+		{"in-place", "bash replaced", "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > /tmp/b && chmod +x /tmp/b && cp /tmp/b /usr/bin/bash.new && mv /usr/bin/bash.new /usr/bin/bash"},
+		{"in-place", "interpreter deleted", "rm -f /usr/bin/python3.11"},
+		{"in-place", "pytest made unreadable", "chmod 000 /usr/lib/python3/dist-packages/_pytest"},
+		{"shell-env", "home env file defines python3", "mkdir -p ~/.local/bin && echo 'python3() { return 0; }' > ~/.local/bin/env"},
+		{"shell-env", "BASH_ENV in /etc/environment and profile", "echo 'python3() { return 0; }' > /etc/profile.d/zz.sh && echo BASH_ENV=/etc/profile.d/zz.sh >> /etc/environment"},
+		{"link", "answer links to the expected output", "rm -f /app/answer && ln -s /tests/expected.txt /app/answer"},
+		{"link", "answer links through a chain", "rm -f /app/answer && ln -s /app/b /app/answer && ln -s ../tests/expected.txt /app/b"},
+		{"link", "workdir made a link", "mkdir -p /var/x && cp -a /app/. /var/x/ && rm -rf /app && ln -s /var/x /app"},
+	}
+	if so != "" {
+		a = append(a,
+			struct{ class, name, sh string }{"loader", "ld.so.preload", "echo " + so + " | base64 -d > /usr/local/lib/libzz.so && echo /usr/local/lib/libzz.so > /etc/ld.so.preload"},
+			struct{ class, name, sh string }{"loader", "ld.so.conf.d and a shadowing libc", "echo " + so + " | base64 -d > /usr/local/lib/libzz.so && echo /usr/local/lib > /etc/ld.so.conf.d/0zz.conf && echo /usr/local/lib/libzz.so > /etc/ld.so.preload && ldconfig"},
+		)
+	}
+	return a
+}
+
+// TestToolchainAttacks runs every attack in the default mode: 0 forged,
+// 0 unscored, and a table (make redteam prints it).
+func TestToolchainAttacks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("sandboxes need root")
+	}
+	b, runID := engine(t)
+	// Controls.
+	right := toolchainTask(t, "tc-right", "#!/bin/bash\necho 42 > /app/answer\n")
+	wantReward(t, runMode(t, b, runID, right, trial.VerifierFresh, 1), 1)
+	// An honest solution that installs a tool and a module into system
+	// paths (new names that shadow nothing) keeps them in fresh mode.
+	install := toolchainTask(t, "tc-install", "#!/bin/bash\nmkdir -p "+site+" && echo 'ANSWER = 42' > "+site+"/answerlib.py\n"+
+		"printf '#!/bin/sh\\npython3 -c \"import answerlib; print(answerlib.ANSWER)\"\\n' > /usr/local/bin/forty-two && chmod +x /usr/local/bin/forty-two\n"+
+		"forty-two > /app/answer\n")
+	res := runMode(t, b, runID, install, trial.VerifierFresh, 1)
+	wantReward(t, res, 1)
+	if len(res[0].Tampered) > 0 {
+		t.Errorf("honest install flagged tampered: %v", res[0].Tampered)
+	}
+	wrongTask := toolchainTask(t, "tc-wrong", wrong)
+	wantReward(t, runMode(t, b, runID, wrongTask, trial.VerifierFresh, 1), 0)
+
+	var table []string
+	forged := 0
+	for i, a := range toolchainAttacks(evilSO(t)) {
+		task := toolchainTask(t, fmt.Sprintf("tc-attack-%02d", i), wrong+a.sh+"\n")
+		for _, mode := range []trial.VerifierSandbox{trial.VerifierFresh, trial.VerifierShared} {
+			res := runMode(t, b, runID, task, mode, 1)
+			r := res[0]
+			result := string(r.Outcome)
+			if r.Reward != nil {
+				result = fmt.Sprintf("%s %g", r.Outcome, *r.Reward)
+			}
+			if len(r.Tampered) > 0 {
+				result += fmt.Sprintf(" tampered(%d)", len(r.Tampered))
+			}
+			table = append(table, fmt.Sprintf("| %s | %s | %s | %s |", a.class, a.name, mode, result))
+			if mode != trial.VerifierFresh {
+				continue
+			}
+			if r.Outcome != trial.Scored || r.Reward == nil || *r.Reward != 0 {
+				forged++
+				t.Errorf("%s (%s): %s reward %v, want scored 0; detail %q log %q", a.name, a.class, r.Outcome, deref(r.Reward), r.Detail, r.Log)
+			}
+			if a.class != "link" && a.name != "interpreter deleted" && len(r.Tampered) == 0 && !strings.Contains(a.name, "unreadable") {
+				t.Errorf("%s (%s): not flagged tampered", a.name, a.class)
+			}
+		}
+	}
+	t.Logf("REDTEAM toolchain table:\n| class | attack | mode | result |\n|---|---|---|---|\n%s", strings.Join(table, "\n"))
+	if forged > 0 {
+		t.Errorf("%d attacks forged or voided a reward in the default mode", forged)
+	}
+}
