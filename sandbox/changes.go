@@ -70,7 +70,7 @@ func WalkTree(root int, start string, keep func(string) bool, fn func(p string, 
 // ErrNoUpper, and nothing is recorded. Contents are read by w below its
 // Root (the merged view), never from the upper directory.
 func ReadUpper(upper int, w *WorkReader) error {
-	keep := func(p string) bool { return w.carries(p) }
+	keep := func(p string) bool { return p == "/logs" || w.carries(p) } // /logs itself is walked, not carried
 	if !w.All {
 		keep = func(p string) bool { return WorkPath(p, w.Workdir) }
 	}

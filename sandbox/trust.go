@@ -51,8 +51,9 @@ import (
 //     a distribution that registers entry points other than console or
 //     GUI scripts (plugins a test runner loads by itself).
 //  4. Links: a symlink whose target resolves, in the state the verifier
-//     will see, into a verifier-owned path (/tests, /logs, /solution,
-//     /proc, /sys) or a home directory, and a work root or home directory
+//     will see, into a verifier-owned path (/tests, /logs/verifier,
+//     /solution, /proc, /sys) or a home directory's dot-entries, and a
+//     work root or home directory
 //     that the agent replaced by a link, are not carried.
 //
 // Everything else is carried: the agent's work anywhere, packages it
@@ -75,8 +76,8 @@ var hookPaths = []string{"/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.co
 	"/etc/profile", "/etc/profile.d", "/etc/bash.bashrc", "/etc/security/pam_env.conf"}
 
 // verifierOwned are the paths a carried link may not resolve into
-// (rule 4), besides home directories.
-var verifierOwned = []string{"/tests", "/logs", "/solution", "/proc", "/sys"}
+// (rule 4), besides home directories' dot-entries.
+var verifierOwned = []string{"/tests", "/logs/verifier", "/solution", "/proc", "/sys"}
 
 // SearchPaths are the verifier's search paths as the fresh sandbox
 // (the image's own tools) reports them.

@@ -174,15 +174,17 @@ func (w *WorkReader) carries(p string) bool {
 	return WorkPath(p, w.Workdir)
 }
 
-// OwnPaths are never carried in any mode: the kernel's file systems and
-// otcurate's own directories, which a verifier sandbox makes afresh.
-var OwnPaths = []string{"/proc", "/sys", "/dev", "/logs", "/tests", "/solution"}
+// OwnPaths are never carried in the fresh mode: the kernel's file
+// systems and the verifier's own directories, which a verifier sandbox
+// makes afresh. The agent's logs (/logs/agent, /logs/artifacts) are
+// carried: Harbor verifiers may read them.
+var OwnPaths = []string{"/proc", "/sys", "/dev", "/logs/verifier", "/tests", "/solution"}
 
 // ChangePath reports whether p is a change the fresh verifier sandbox
-// considers at all (everything but OwnPaths and "/").
+// considers at all (everything but OwnPaths, "/" and /logs itself).
 func ChangePath(p string) bool {
 	p = path.Clean(p)
-	if !path.IsAbs(p) || p == "/" {
+	if !path.IsAbs(p) || p == "/" || p == "/logs" {
 		return false
 	}
 	for _, o := range OwnPaths {

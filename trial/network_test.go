@@ -52,15 +52,16 @@ func TestRunnerAllowNetwork(t *testing.T) {
 		if len(res) != 1 || res[0].Outcome != trial.Scored {
 			t.Fatalf("allow %v, %s: %+v", c.allow, c.task.Path, res)
 		}
-		if len(b.got) != 1 || b.got[0] != c.want {
-			t.Errorf("allow %v, %s: sandboxes started with network %v, want [%v]", c.allow, c.task.Path, b.got, c.want)
+		// The agent's sandbox and the fresh verifier sandbox.
+		if len(b.got) != 2 || b.got[0] != c.want || b.got[1] != c.want {
+			t.Errorf("allow %v, %s: sandboxes started with network %v, want [%v %v]", c.allow, c.task.Path, b.got, c.want, c.want)
 		}
 	}
-	if k := (&trial.Runner{AllowNetwork: true}).SettingsKey(); k != " network=allowed" {
+	if k := (&trial.Runner{AllowNetwork: true}).SettingsKey(); k != " verifier-sandbox=fresh network=allowed" {
 		t.Errorf("settings key with the network: %q", k)
 	}
-	if k := (&trial.Runner{}).SettingsKey(); k != "" {
-		t.Errorf("settings key offline: %q (earlier ledgers would be invalidated)", k)
+	if k := (&trial.Runner{}).SettingsKey(); k != " verifier-sandbox=fresh" {
+		t.Errorf("settings key offline: %q", k)
 	}
 }
 

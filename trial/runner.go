@@ -259,7 +259,7 @@ type Runner struct {
 // (earlier ledgers stay valid).
 func (r *Runner) SettingsKey() string {
 	if r == nil {
-		return ""
+		return " verifier-sandbox=fresh"
 	}
 	key := ""
 	switch r.VerifierSandbox {

@@ -184,23 +184,24 @@ func TestRewardContract(t *testing.T) {
 }
 
 // TestRepeatsShareOneSandbox: N verifier runs on one post-solution state
-// cost one container start; --isolate costs N.
+// cost one agent sandbox and one verifier sandbox (the fresh default);
+// --isolate costs N of each.
 func TestRepeatsShareOneSandbox(t *testing.T) {
 	sandboxtest.Parallel(t)
 	b, runID := engine(t)
 	task := synthetic(t, "repeats", quickToml, "#!/bin/bash\n[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt\n", "#!/bin/bash\ntouch /app/done\n")
 	res := run(t, b, runID, task, trial.Oracle, 5)
 	wantReward(t, res, 1)
-	if n := b.starts.Load(); n != 1 {
-		t.Fatalf("5 shared repeats started %d sandboxes, want 1", n)
+	if n := b.starts.Load(); n != 2 {
+		t.Fatalf("5 repeats started %d sandboxes, want 2 (the agent's, the verifier's)", n)
 	}
 	r := &trial.Runner{Backend: b}
 	if _, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 3, Isolate: true,
 		Labels: map[string]string{sandbox.LabelRun: runID}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.starts.Load(); n != 4 {
-		t.Fatalf("3 isolated repeats started %d sandboxes, want 3", n-1)
+	if n := b.starts.Load(); n != 8 {
+		t.Fatalf("3 isolated repeats started %d sandboxes, want 6", n-2)
 	}
 }
 
