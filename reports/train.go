@@ -53,6 +53,7 @@ func WriteTrainReport(runDir string) error {
 			curve(metrics, "zero_variance_share", "zero-variance groups", "#d62728"),
 			curve(metrics, "infra_failure_rate", "infrastructure failures", "#7f7f7f"),
 		})},
+		{"Tampered attempts per step (changes to the verifier's trust base, not carried: the reward-hacking signal)", svgChart([]series{curve(metrics, "tampered", "tampered attempts", "#e377c2")})},
 		{"Held-out greedy pass rate", svgChart([]series{curve(evals, "pass_rate", "held-out pass rate (T=0)", "#9467bd")})},
 		{"Trainer overhead share of a step", svgChart([]series{curve(metrics, "overhead_share", "(step − rollout phase) / step", "#8c564b")})},
 	}

@@ -355,6 +355,8 @@ func (e *HealthcheckError) Error() string {
 	switch {
 	case e.Exited && e.Err != nil:
 		return fmt.Sprintf("environment unhealthy: container exited: %v", e.Err)
+	case e.Err != nil:
+		return fmt.Sprintf("environment unhealthy: %v", e.Err)
 	case e.Exited:
 		return fmt.Sprintf("environment unhealthy: container exited with code %d", e.ExitCode)
 	case e.TimedOut:

@@ -109,6 +109,10 @@ type Metrics struct {
 	InfraFailureRate  float64 `json:"infra_failure_rate"`
 	Excluded          int     `json:"excluded"`  // out of the baseline (infrastructure or a broken task)
 	Truncated         int     `json:"truncated"` // turn cap, timeout or context: the verifier's reward kept
+	// Tampered counts attempts whose changes touched the verifier's trust
+	// base (trial.Result.Tampered): the reward is what the rest earned; a
+	// rising count is the policy learning to hack its reward.
+	Tampered int `json:"tampered"`
 	Turns             int     `json:"turns"`
 	Tokens            int     `json:"tokens"`
 	MeanAbsAdvantage  float64 `json:"mean_abs_advantage"`
@@ -285,7 +289,7 @@ func Run(ctx context.Context, o Options) ([]Metrics, error) {
 		}
 		out = append(out, m)
 		log.Info("step", "step", step, "mean_reward", m.MeanReward, "pass_at_1", m.PassAt1,
-			"zero_variance", m.ZeroVarianceShare, "infra", m.InfraFailureRate, "seconds", m.StepSeconds)
+			"zero_variance", m.ZeroVarianceShare, "infra", m.InfraFailureRate, "tampered", m.Tampered, "seconds", m.StepSeconds)
 		if o.OnStep != nil {
 			o.OnStep(m)
 		}
@@ -461,6 +465,9 @@ func score(m *Metrics, samples []Sample, groupCount, minGroup int) (infra int) {
 			case agent.MaxTurns, agent.AgentTimeout, agent.ContextExceeded:
 				m.Truncated++ // passthrough: the verifier's reward stands
 			}
+		}
+		if len(r.Tampered) > 0 {
+			m.Tampered++
 		}
 		s.include()
 		if r.Infra() {

@@ -251,6 +251,20 @@ type Runner struct {
 	// AllowNetwork gives every run the network its task asks for (the
 	// --allow-network flag), as Options.AllowNetwork does for one run.
 	AllowNetwork bool
+	// MaxAgentTime caps the oracle's time (solve.sh) whatever task.toml's
+	// [agent] timeout_sec says (the --max-agent-sec flag; 0: the task's
+	// own): a solve.sh over it is solve_timeout, a task defect, and never
+	// holds a worker for the task's 24 hours.
+	MaxAgentTime time.Duration
+}
+
+// agentTimeout is the oracle's timeout for a task whose [agent]
+// timeout_sec is sec, under MaxAgentTime, in seconds.
+func (r *Runner) agentTimeout(sec float64) float64 {
+	if r.MaxAgentTime > 0 && (sec <= 0 || sec > r.MaxAgentTime.Seconds()) {
+		return r.MaxAgentTime.Seconds()
+	}
+	return sec
 }
 
 // SettingsKey is what the runner's settings add to a stage's ledger
@@ -272,6 +286,9 @@ func (r *Runner) SettingsKey() string {
 	}
 	if r.AllowNetwork {
 		key += " network=allowed"
+	}
+	if r.MaxAgentTime > 0 {
+		key += " max-agent=" + r.MaxAgentTime.String()
 	}
 	return key
 }
@@ -552,7 +569,11 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		res.Tampered = append(res.Tampered, tampered...)
 		res.Trajectory = act.Trajectory
 		if act.TimedOut {
-			applyTimeout(&res, KindOf(actor), cfg.Agent.TimeoutSec)
+			limit := cfg.Agent.TimeoutSec
+			if KindOf(actor) == KindReference {
+				limit = r.agentTimeout(limit)
+			}
+			applyTimeout(&res, KindOf(actor), limit)
 		}
 		results = append(results, res)
 		if o.StopOnDisagreement && !sameResult(results[0], res) || o.StopWhen != nil && o.StopWhen(res) {
@@ -739,7 +760,7 @@ func (r *Runner) solve(ctx context.Context, sb sandbox.Sandbox, t *Task) (sandbo
 		Cmd:     runScript("/solution/solve.sh", t.Bundle, "solution/solve.sh") + " > /logs/agent/oracle.txt 2>&1",
 		User:    cfg.Agent.User,
 		Env:     env,
-		Timeout: seconds(cfg.Agent.TimeoutSec),
+		Timeout: seconds(r.agentTimeout(cfg.Agent.TimeoutSec)),
 	})
 }
 

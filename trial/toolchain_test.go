@@ -1,6 +1,7 @@
 package trial_test
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/otcurate/otcurate/sandbox"
 	"github.com/otcurate/otcurate/trial"
 )
 
@@ -177,4 +180,29 @@ func TestToolchainAttacks(t *testing.T) {
 	if forged > 0 {
 		t.Errorf("%d attacks forged or voided a reward in the default mode", forged)
 	}
+}
+
+// TestMaxAgentTimeCapsTheOracle: a task that gives its oracle 24 hours and
+// a solve.sh that sleeps is solve_timeout at the run's cap, not after a
+// day (issue 29, a stalling agent).
+func TestMaxAgentTimeCapsTheOracle(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("sandboxes need root")
+	}
+	b, runID := engine(t)
+	task := synthetic(t, "stall-agent", "[agent]\ntimeout_sec = 86400\n[verifier]\ntimeout_sec = 30\n",
+		"#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", "#!/bin/bash\nsleep 86400\n")
+	r := &trial.Runner{Backend: b, MaxAgentTime: 2 * time.Second}
+	start := time.Now()
+	res, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Labels: map[string]string{sandbox.LabelRun: runID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Outcome != trial.SolveTimeout {
+		t.Fatalf("outcome %s (%s), want solve_timeout", res[0].Outcome, res[0].Detail)
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Fatalf("the stalling oracle held the worker %v under a 2 s cap", d)
+	}
+	t.Log(res[0].Detail)
 }

@@ -30,9 +30,9 @@ type buildOptions struct {
 	lint      string
 	repeats   int
 	gate      gateOptions
-	sandboxes string // --sandbox SPEC: where sandboxes run
-	verifier  string // --verifier-sandbox MODE
-	network   bool   // --allow-network
+	sandboxes string      // --sandbox SPEC: where sandboxes run
+	runner    runnerFlags // --verifier-sandbox MODE, --max-agent-sec
+	network   bool        // --allow-network
 
 	stratify   string
 	maxBuild   time.Duration
@@ -69,7 +69,7 @@ func (o *buildOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.repeats, "flaky-repeats", 9, "flaky stage: oracle verifier runs per task (stops at the first disagreement)")
 	o.gate.addFlags(f)
 	addSandboxFlag(f, &o.sandboxes)
-	addVerifierSandboxFlag(f, &o.verifier)
+	addVerifierSandboxFlag(f, &o.runner)
 	f.BoolVar(&o.network, "allow-network", false, "give sandboxes the network their task asks for (task.toml network_mode; offline by default): "+
 		"lint then only reports a verifier that downloads (verifier_downloads) instead of dropping it (verifier_uses_network)")
 	f.IntVar(&o.attempts, "difficulty-attempts", 8, "difficulty stage: attempts per task (k)")
@@ -254,7 +254,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 				strings.Join(filters.SandboxStages(names), ","), err, strings.Join(filters.StaticStages(), ","))
 		}
 		defer backend.Close()
-		if fopts.Runner, err = newRunner(g, backend, o.verifier); err != nil {
+		if fopts.Runner, err = newRunner(g, backend, o.runner); err != nil {
 			return err
 		}
 		fopts.Runner.AllowNetwork = o.network

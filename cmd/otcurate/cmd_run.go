@@ -37,7 +37,7 @@ func newRunCmd(g *globals) *cobra.Command {
 		trajFile  string
 		pol       policyOptions
 	)
-	var verifierMode string // --verifier-sandbox
+	var verifierMode runnerFlags // --verifier-sandbox, --max-agent-sec
 	cmd := &cobra.Command{
 		Use:     "run TASK",
 		GroupID: "curate",

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,16 +20,31 @@ const verifierSandboxHelp = "where test.sh runs: fresh (default: a fresh sandbox
 	"Docker with the engine on this host and the fake backend), separate (the same, carrying only the agent's work roots) " +
 	"or shared (in the agent's own sandbox: weaker, tools the agent replaced decide the reward; warns); see otcurate help sandbox"
 
-// addVerifierSandboxFlag registers --verifier-sandbox MODE.
-func addVerifierSandboxFlag(f *pflag.FlagSet, mode *string) {
-	f.StringVar(mode, "verifier-sandbox", string(trial.VerifierFresh), verifierSandboxHelp)
+// runnerFlags are the trial runner's flags every command that runs
+// trials has.
+type runnerFlags struct {
+	verifier    string  // --verifier-sandbox MODE
+	maxAgentSec float64 // --max-agent-sec
+}
+
+// DefaultMaxAgentSec is --max-agent-sec's default: the oracle's solve.sh
+// is a script, and 10 minutes is far more than any needs; a task asking
+// for more is capped.
+const DefaultMaxAgentSec = 600
+
+// addVerifierSandboxFlag registers --verifier-sandbox MODE and
+// --max-agent-sec.
+func addVerifierSandboxFlag(f *pflag.FlagSet, rf *runnerFlags) {
+	f.StringVar(&rf.verifier, "verifier-sandbox", string(trial.VerifierFresh), verifierSandboxHelp)
+	f.Float64Var(&rf.maxAgentSec, "max-agent-sec", DefaultMaxAgentSec,
+		"cap on the oracle's time (solve.sh) whatever task.toml's [agent] timeout_sec says; past it the run is solve_timeout (0: the task's own)")
 }
 
 // newRunner is a command's trial runner on backend with the
 // --verifier-sandbox mode: an unknown mode, or separate on a backend whose
 // sandboxes cannot collect the agent's work, is a usage error at startup.
-func newRunner(g *globals, backend sandbox.Backend, mode string) (*trial.Runner, error) {
-	m, err := trial.ParseVerifierSandbox(mode)
+func newRunner(g *globals, backend sandbox.Backend, rf runnerFlags) (*trial.Runner, error) {
+	m, err := trial.ParseVerifierSandbox(rf.verifier)
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -44,7 +60,11 @@ func newRunner(g *globals, backend sandbox.Backend, mode string) (*trial.Runner,
 	case trial.VerifierShared:
 		g.logger.Warn(trial.SharedWarning)
 	}
-	return &trial.Runner{Backend: backend, Logger: g.logger, VerifierSandbox: m}, nil
+	if rf.maxAgentSec < 0 {
+		return nil, usageErr(fmt.Errorf("--max-agent-sec %g: want 0 (the task's own) or more", rf.maxAgentSec))
+	}
+	return &trial.Runner{Backend: backend, Logger: g.logger, VerifierSandbox: m,
+		MaxAgentTime: time.Duration(rf.maxAgentSec * float64(time.Second))}, nil
 }
 
 // sandboxFlagHelp documents --sandbox; the details are in `otcurate help

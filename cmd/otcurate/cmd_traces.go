@@ -14,7 +14,7 @@ import (
 func newTracesCmd(g *globals) *cobra.Command {
 	var (
 		data, out, sandboxes string
-		verifierMode         string
+		verifierMode         runnerFlags
 		attempts, perTask    int
 		minReward            float64
 		pol                  policyOptions

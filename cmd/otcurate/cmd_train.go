@@ -19,7 +19,7 @@ import (
 
 type trainOptions struct {
 	data, eval, runDir, sandboxes             string
-	verifier                                  string // --verifier-sandbox MODE
+	runner                                    runnerFlags // --verifier-sandbox MODE, --max-agent-sec
 	groupSize, batchTasks, steps              int
 	minGroup, evalEvery, epochs               int
 	rollouts, lrDecaySteps                    int
@@ -92,7 +92,7 @@ the same seed, the following steps' results are those of an uninterrupted run.`,
 	f.StringVar(&o.learnerDir, "learner-dir", "", "openai policy: directory shared with the external learner (default RUN_DIR/learner)")
 	f.DurationVar(&o.learnerTimeout, "learner-timeout", 2*time.Hour, "openai policy: how long to wait for the learner's next version")
 	addSandboxFlag(f, &o.sandboxes)
-	addVerifierSandboxFlag(f, &o.verifier)
+	addVerifierSandboxFlag(f, &o.runner)
 	o.pol.addFlags(f, 1)
 	f.Int64Var(&o.pol.seed, "seed", 1, "seed of task sampling and of the policy's draws (same as --policy-seed)")
 	_ = cmd.MarkFlagRequired("data")
@@ -158,7 +158,7 @@ func runTrain(cmd *cobra.Command, g *globals, o *trainOptions) error {
 		return err
 	}
 	defer backend.Close()
-	runner, err := newRunner(g, backend, o.verifier)
+	runner, err := newRunner(g, backend, o.runner)
 	if err != nil {
 		return err
 	}
