@@ -112,15 +112,15 @@ type Metrics struct {
 	// Tampered counts attempts whose changes touched the verifier's trust
 	// base (trial.Result.Tampered): the reward is what the rest earned; a
 	// rising count is the policy learning to hack its reward.
-	Tampered int `json:"tampered"`
-	Turns             int     `json:"turns"`
-	Tokens            int     `json:"tokens"`
-	MeanAbsAdvantage  float64 `json:"mean_abs_advantage"`
-	LogprobGap        float64 `json:"logprob_gap"`       // mean |behaviour − learner| log-probability per action
-	Entropy           float64 `json:"entropy,omitempty"` // mean entropy per turn of the turns the entropy bonus acts on (built-in policy with a bonus)
-	GradNorm          float64 `json:"grad_norm"`
-	LR                float64 `json:"lr,omitempty"` // the learning rate this step applied (built-in policy)
-	Clipped           int     `json:"clipped"`      // actions whose PPO ratio was clipped
+	Tampered         int     `json:"tampered"`
+	Turns            int     `json:"turns"`
+	Tokens           int     `json:"tokens"`
+	MeanAbsAdvantage float64 `json:"mean_abs_advantage"`
+	LogprobGap       float64 `json:"logprob_gap"`       // mean |behaviour − learner| log-probability per action
+	Entropy          float64 `json:"entropy,omitempty"` // mean entropy per turn of the turns the entropy bonus acts on (built-in policy with a bonus)
+	GradNorm         float64 `json:"grad_norm"`
+	LR               float64 `json:"lr,omitempty"` // the learning rate this step applied (built-in policy)
+	Clipped          int     `json:"clipped"`      // actions whose PPO ratio was clipped
 	// Groups are the step's tasks in batch order with the attempts the
 	// verifier scored and those that passed: which tasks carried signal.
 	Groups           []GroupMetrics `json:"groups"`
