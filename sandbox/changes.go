@@ -5,9 +5,15 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
+
+// MaxWorkDepth bounds how deep the agent's changes may lie: a deeper path
+// (no honest solution makes one; a 20,000-deep chain is an attack on the
+// carry's time) makes the work too large to carry, which scores 0.
+const MaxWorkDepth = 256
 
 // ErrNoUpper says a writable layer cannot be read as an overlay upper
 // directory (a renamed directory whose content stays below, or no
@@ -77,6 +83,9 @@ func ReadUpper(upper int, w *WorkReader) error {
 	var adds, dels []string
 	walk := func(start string) error {
 		return WalkTree(upper, start, keep, func(p string, st *unix.Stat_t) error {
+			if d := strings.Count(p, "/"); d > MaxWorkDepth {
+				return &WorkTooLargeError{Entries: int64(len(adds)), Depth: d}
+			}
 			switch st.Mode & unix.S_IFMT {
 			case unix.S_IFCHR:
 				if st.Rdev == 0 { // a whiteout

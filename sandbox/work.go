@@ -64,9 +64,15 @@ const (
 
 // WorkTooLargeError is work past MaxWorkEntries or MaxWorkBytes: the
 // agent's doing, never an infrastructure failure.
-type WorkTooLargeError struct{ Entries, Bytes int64 }
+type WorkTooLargeError struct {
+	Entries, Bytes int64
+	Depth          int // a path this many components deep (past MaxWorkDepth)
+}
 
 func (e *WorkTooLargeError) Error() string {
+	if e.Depth > 0 {
+		return fmt.Sprintf("the agent's work holds a path %d components deep, past the %d the verifier sandbox carries", e.Depth, MaxWorkDepth)
+	}
 	return fmt.Sprintf("the agent's work is too large to carry to the verifier sandbox (at least %d entries, %d bytes; limits %d and %d)",
 		e.Entries, e.Bytes, MaxWorkEntries, MaxWorkBytes)
 }

@@ -55,8 +55,8 @@ func TestTaskLimitsOnEngine(t *testing.T) {
 		before := b.starts.Load()
 		res := run(t, b, runID, task, trial.Oracle, 1)
 		wantReward(t, res, 1)
-		if n := b.starts.Load() - before; n != 1 {
-			t.Errorf("%d sandbox starts, want 1", n)
+		if n := b.starts.Load() - before; n != 2 { // the agent's and the fresh verifier sandbox
+			t.Errorf("%d sandbox starts, want 2", n)
 		}
 		if w := strings.Join(res[0].Warnings, "; "); !strings.Contains(w, "clamped") {
 			t.Errorf("warnings %q, want the CPU clamp", w)

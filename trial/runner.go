@@ -535,8 +535,11 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		t0 = time.Now()
 		fresh, early, warns, neu, err := r.separate(ctx, t, o, sb, spec, repeats, first, *d, act)
 		d.Carry = since(t0)
-		if err != nil || early != nil {
-			return early, err
+		if err != nil && early == nil {
+			return r.afterAgent(ctx, t, o, spec, repeats, first, *d, act, err)
+		}
+		if early != nil {
+			return early, nil
 		}
 		defer func() {
 			t0 := time.Now()
@@ -556,7 +559,11 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 			if sandbox.EndedInside(err) {
 				return append(results, stoppedResults(t, o, repeats-i, first+i, *d, act, err)...), nil
 			}
-			return nil, err
+			rest, err := r.afterAgent(ctx, t, o, spec, repeats-i, first+i, *d, act, err)
+			if err != nil {
+				return nil, err
+			}
+			return append(results, rest...), nil
 		}
 		verifier := res.Durations.Verifier
 		res.Durations = *d
@@ -702,6 +709,50 @@ func touchesLibraries(w sandbox.Work) bool {
 		}
 	}
 	return false
+}
+
+// afterAgent is the one rule for a failure after the agent's turn (issue
+// 29): resetting, cleaning, collecting, carrying, applying or verifying
+// that fails once code of the agent has run is the agent's doing, scored
+// 0 and flagged tampered, unless a probe on a fresh sandbox from the same
+// image shows the engine itself is down (then the error stands, an
+// infrastructure failure retried as any other). Cancellation and
+// unsupported settings are returned as they are.
+func (r *Runner) afterAgent(ctx context.Context, t *Task, o Options, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport, err error) ([]Result, error) {
+	if ctx.Err() != nil || errors.Is(err, sandbox.ErrWorkUnsupported) || errors.Is(err, sandbox.ErrFreshUnsupported) {
+		return nil, err
+	}
+	if perr := r.probeEngine(ctx, spec); perr != nil {
+		r.logger().Warn("a failure after the agent's turn, and the engine fails a probe too: infrastructure", "task", t.Path, "err", err, "probe", perr)
+		return nil, err
+	}
+	res := stoppedResults(t, o, repeats, first, d, act, fmt.Errorf("after the agent's turn: %w (a probe sandbox from the same image works, so the agent's state is to blame)", err))
+	for i := range res {
+		res[i].Tampered = append(res[i].Tampered, sandbox.Neutralised{Rule: "failure", Detail: err.Error()})
+	}
+	return res, nil
+}
+
+// probeEngine starts a sandbox from spec's image, runs `true` in it and
+// stops it: nil when the engine works.
+func (r *Runner) probeEngine(ctx context.Context, spec sandbox.StartSpec) error {
+	spec.Healthcheck = nil
+	spec.Labels = mergeLabels(spec.Labels, map[string]string{sandbox.LabelTask: "probe"})
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	sb, err := r.Backend.Start(pctx, spec)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sb.Stop(context.WithoutCancel(ctx)) }()
+	res, err := sb.Exec(pctx, sandbox.ExecRequest{Cmd: "true", User: "root", Timeout: time.Minute})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("probe: `true` exited %d", res.ExitCode)
+	}
+	return nil
 }
 
 // stoppedResults scores 0 the repeats of a sandbox that stopped after
