@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/otcurate
 DEMO := out/demo
 
-.PHONY: all setup build test test-fast test-fast-only test-engine test-engine-only test-kube test-short vet fmt demo bench proof clean
+.PHONY: redteam all setup build test test-fast test-fast-only test-engine test-engine-only test-kube test-short vet fmt demo bench proof clean
 
 all: build
 
@@ -75,6 +75,15 @@ test-engine-only:
 # tests, and Docker-vs-Kubernetes parity through an Indexed Job + merge.
 test-kube: setup build
 	scripts/test-kube.sh
+
+# The red-team suite: the toolchain and integrity attacks (trial/toolchain_test.go)
+# in the default fresh mode and the opt-in shared one, on the real engine and on
+# the fake, and the older adversarial agents; prints the table (attack, mode,
+# result). Every case of the default mode must score 0 (the tests fail otherwise).
+redteam: setup
+	@set -o pipefail; for s in docker fake; do echo "== $$s"; \
+		OTCURATE_SANDBOX=$$s $(GO) test -count=1 -v -run 'TestToolchainAttacks|TestMaxAgentTimeCapsTheOracle|TestAdversarialAgents' ./trial/ \
+		| grep -E '^\s+\||^(--- )?(FAIL|ok|PASS)' || exit 1; done
 
 test-short: build
 	$(GO) test -short ./...

@@ -2,6 +2,7 @@ package trial_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"sort"
 	"strings"
@@ -174,12 +175,16 @@ func BenchmarkVerifierSandbox(b *testing.B) {
 		"solution/solve.sh":      "#!/bin/bash\necho 42 > /app/answer && rm /app/old && mkdir -p /app/src && for i in $(seq 1 50); do echo $i > /app/src/f$i; done\n",
 	})
 	r := &trial.Runner{Backend: be}
-	for _, mode := range []trial.VerifierSandbox{trial.VerifierShared, trial.VerifierSeparate} {
-		b.Run(string(mode), func(b *testing.B) {
+	for _, c := range []struct {
+		mode    trial.VerifierSandbox
+		repeats int
+	}{{trial.VerifierShared, 1}, {trial.VerifierFresh, 1}, {trial.VerifierSeparate, 1}, {trial.VerifierShared, 5}, {trial.VerifierFresh, 5}} {
+		mode := c.mode
+		b.Run(fmt.Sprintf("%s-x%d", mode, c.repeats), func(b *testing.B) {
 			var runs, carries []float64
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				res, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: 1, VerifierSandbox: mode,
+				res, err := r.Run(context.Background(), task, trial.Options{Agent: trial.Oracle, Repeats: c.repeats, VerifierSandbox: mode,
 					Labels: map[string]string{sandbox.LabelRun: runID}})
 				if err != nil {
 					b.Fatal(err)
@@ -191,6 +196,7 @@ func BenchmarkVerifierSandbox(b *testing.B) {
 				carries = append(carries, res[0].Durations.Carry)
 			}
 			b.ReportMetric(median(runs), "run-s")
+			b.ReportMetric(median(runs)/float64(c.repeats), "per-verification-s")
 			b.ReportMetric(median(carries), "carry-s")
 		})
 	}
