@@ -2,8 +2,8 @@ package trial_test
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
