@@ -81,8 +81,13 @@ func ReadUpper(upper int, w *WorkReader) error {
 		keep = func(p string) bool { return WorkPath(p, w.Workdir) }
 	}
 	var adds, dels []string
+	seen := map[string]bool{} // nested work roots (a workdir below /home) are walked once
 	walk := func(start string) error {
 		return WalkTree(upper, start, keep, func(p string, st *unix.Stat_t) error {
+			if seen[p] {
+				return nil
+			}
+			seen[p] = true
 			if d := strings.Count(p, "/"); d > MaxWorkDepth {
 				return &WorkTooLargeError{Entries: int64(len(adds)), Depth: d}
 			}
@@ -118,12 +123,7 @@ func ReadUpper(upper int, w *WorkReader) error {
 		if wd := path.Clean(w.Workdir); path.IsAbs(wd) && wd != "/" && !SystemPath(wd) {
 			roots = append([]string{wd}, roots...)
 		}
-		seen := map[string]bool{}
 		for _, r := range roots {
-			if seen[r] {
-				continue
-			}
-			seen[r] = true
 			if err := walk(r); err != nil {
 				return err
 			}

@@ -312,7 +312,7 @@ func homeDot(p string) bool {
 		parts[0] == "home" && len(parts) > 2 && strings.HasPrefix(parts[2], ".")
 }
 
-// topFile reports whether p is directly below "/".
+// topLevel reports whether p is directly below "/".
 func topLevel(p string) bool { return path.Dir(p) == "/" }
 
 // trustTree reports whether an image entry at p is in the trust base

@@ -105,16 +105,8 @@ func (s *dockerSandbox) work(ctx context.Context, upper, all bool) (sandbox.Work
 	}
 	defer unix.Close(root)
 	w := sandbox.WorkReader{Root: root, Workdir: s.workdir, All: all}
-	if upper && all {
+	if upper {
 		if ok, err := s.upperChanges(ctx, &w); ok || err != nil {
-			if err != nil {
-				return sandbox.Work{}, err
-			}
-			return w.Work(), nil
-		}
-	}
-	if upper && !all {
-		if ok, err := s.upperWork(ctx, &w); ok || err != nil {
 			if err != nil {
 				return sandbox.Work{}, err
 			}
@@ -138,11 +130,6 @@ func (s *dockerSandbox) work(ctx context.Context, upper, all bool) (sandbox.Work
 	return w.Work(), nil
 }
 
-// errNoUpper: the writable layer cannot be walked here (another storage
-// driver, overlay features that keep changes out of the upper directory,
-// or no access); the engine's diff is used instead.
-var errNoUpper = errors.New("no walkable upper directory")
-
 // upperDir opens the container's overlay upper directory; ok false when
 // there is none this process can open.
 func (s *dockerSandbox) upperDir(ctx context.Context) (fd int, ok bool) {
@@ -161,7 +148,9 @@ func (s *dockerSandbox) upperDir(ctx context.Context) (fd int, ok bool) {
 	return upper, true
 }
 
-// upperChanges records into w every change of the upper directory.
+// upperChanges records into w the changes of the upper directory that w's
+// rule takes (sandbox.ReadUpper). ok is false when that directory cannot
+// be used (the engine's diff is used instead).
 func (s *dockerSandbox) upperChanges(ctx context.Context, w *sandbox.WorkReader) (ok bool, err error) {
 	upper, ok := s.upperDir(ctx)
 	if !ok {
@@ -177,67 +166,4 @@ func (s *dockerSandbox) upperChanges(ctx context.Context, w *sandbox.WorkReader)
 	}
 	*w = probe
 	return true, nil
-}
-
-// upperWork records into w the changes found in the container's overlay
-// upper directory. ok is false when that directory cannot be used.
-func (s *dockerSandbox) upperWork(ctx context.Context, w *sandbox.WorkReader) (ok bool, err error) {
-	res, err := s.d.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
-	if err != nil || res.Container.GraphDriver == nil || res.Container.GraphDriver.Name != "overlay2" {
-		return false, nil
-	}
-	dir := res.Container.GraphDriver.Data["UpperDir"]
-	if dir == "" {
-		return false, nil
-	}
-	upper, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false, nil
-	}
-	defer unix.Close(upper)
-	var adds, dels []string
-	err = sandbox.WalkWork(upper, s.workdir, func(p string, st *unix.Stat_t) error {
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFCHR:
-			if st.Rdev == 0 { // a whiteout
-				dels = append(dels, p)
-				return nil
-			}
-		case unix.S_IFDIR:
-			fd, err := sandbox.OpenNoFollow(upper, p, unix.O_RDONLY|unix.O_DIRECTORY)
-			if err != nil {
-				return errNoUpper
-			}
-			defer unix.Close(fd)
-			if hasXattr(fd, "trusted.overlay.redirect") { // a renamed directory: its content stays below
-				return errNoUpper
-			}
-			if hasXattr(fd, "trusted.overlay.opaque") { // replaced: what the image had there is gone
-				dels = append(dels, p)
-			}
-		}
-		adds = append(adds, p)
-		return nil
-	})
-	if errors.Is(err, errNoUpper) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, p := range dels {
-		w.Delete(p)
-	}
-	for _, p := range adds {
-		if err := w.Add(p); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
-}
-
-// hasXattr reports whether the open file fd has the extended attribute.
-func hasXattr(fd int, name string) bool {
-	_, err := unix.Fgetxattr(fd, name, nil)
-	return err == nil
 }
