@@ -234,3 +234,34 @@ func TestMaxAgentTimeCapsTheOracle(t *testing.T) {
 	}
 	t.Log(res[0].Detail)
 }
+
+// TestFreshKeepsRealPoolWork: a task shaped like the mission's pool (a
+// project copied into /app with its own tests/ folder, a folder named
+// solution that is part of the project, no reference solution shipped as
+// an oracle here but a solve.sh playing the honest agent) keeps all of the
+// agent's work in the fresh mode and is not flagged: editing a source
+// file, adding a module, a test and a data file in the project, and a
+// file in the project's own tests/ and solution/ folders.
+func TestFreshKeepsRealPoolWork(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("sandboxes need root")
+	}
+	b, runID := engine(t)
+	files := map[string]string{
+		"environment/Dockerfile":                "FROM debian:bookworm\nWORKDIR /app\nCOPY project/ /app/\n",
+		"environment/project/calc/__init__.py":  "",
+		"environment/project/calc/ops.py":       "def add(a, b):\n    raise NotImplementedError\n",
+		"environment/project/tests/test_ops.py": "from calc.ops import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+		"environment/project/solution/README":   "the project's own folder named solution\n",
+		"tests/test_answer.py":                  "import sys\nsys.path.insert(0, '/app')\nfrom calc.ops import add\nfrom calc.extra import twice\n\ndef test_it():\n    assert add(2, 3) == 5 and twice(2) == 4\n",
+	}
+	test := "#!/bin/bash\ncd /app\npython3 -m pytest -q -p no:cacheprovider /tests/test_answer.py tests/ && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+	solve := "#!/bin/bash\nset -e\ncd /app\nprintf 'def add(a, b):\\n    return a + b\\n' > calc/ops.py\nprintf 'def twice(x):\\n    return 2 * x\\n' > calc/extra.py\n" +
+		"printf 'from calc.extra import twice\\n\\ndef test_twice():\\n    assert twice(3) == 6\\n' > tests/test_extra.py\necho notes > solution/NOTES\nmkdir -p data && echo 1,2 > data/in.csv\n"
+	task := synthetic(t, "real-shape", "[verifier]\ntimeout_sec = 60\n", test, solve, files)
+	res := runMode(t, b, runID, task, trial.VerifierFresh, 1)
+	wantReward(t, res, 1)
+	if len(res[0].Tampered) > 0 {
+		t.Errorf("honest work on a real-pool-shaped task flagged tampered: %v", res[0].Tampered)
+	}
+}
