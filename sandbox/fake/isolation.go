@@ -70,11 +70,11 @@ func (s *fakeSandbox) KillAll(ctx context.Context) error {
 		return err
 	}
 	err := s.c.killNamespace(ctx, s.baseline)
-	if err == nil && !dead(s.mainProc) {
+	if err == nil && !dying(s.mainProc) {
 		return nil
 	}
-	// Something failed, or the main process is gone (the agent killed
-	// it): the sandbox may be ending; give its init a moment to exit.
+	// Something failed, or the main process is gone or going (the agent
+	// killed it): the sandbox may be ending; give its init a moment to exit.
 	select {
 	case <-s.c.exited:
 	case <-time.After(5 * time.Second):

@@ -115,6 +115,47 @@ func signalProc(p procID, sig unix.Signal) {
 	_ = unix.PidfdSendSignal(fd, sig, nil, 0)
 }
 
+// dying reports whether a process is dead or on its way: a SIGKILL is
+// pending for it, or it is already in the kernel's exit path (PF_EXITING).
+// A process the agent just killed with kill -9 is in that state for a
+// moment after kill(2) returns, before it becomes a zombie.
+func dying(p procID) bool {
+	if dead(p) {
+		return true
+	}
+	dir := "/proc/" + strconv.Itoa(p.pid)
+	data, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		if f := strings.Fields(s[i+1:]); len(f) > 6 {
+			if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfExiting != 0 {
+				return true
+			}
+		}
+	}
+	status, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		name, mask, ok := strings.Cut(line, ":")
+		if !ok || (name != "SigPnd" && name != "ShdPnd") {
+			continue
+		}
+		if m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64); err == nil && m&(1<<(uint(unix.SIGKILL)-1)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pfExiting is the kernel's PF_EXITING task flag (include/linux/sched.h),
+// field 9 of /proc/PID/stat.
+const pfExiting = 0x4
+
 // dead reports whether a process is gone or a zombie.
 func dead(p procID) bool {
 	q, ok := readProc(p.pid)
