@@ -37,6 +37,9 @@ type Config struct {
 	// depends on the machine's load (a command still running when its
 	// duration ends shows no output yet). Tests of reproducibility set it.
 	MinCommandWait time.Duration
+	// Prompt is the prompt wording: terminus-2's (the default) or the
+	// compact one for small models. The reply format is the same.
+	Prompt PromptStyle
 }
 
 func (c Config) withDefaults() Config {
@@ -193,7 +196,7 @@ func (h *Harness) Run(ctx context.Context, sb sandbox.Sandbox, ep Episode, cfg C
 	if err := sh.Wait(ectx, 1, cfg.ReadyTimeout); err != nil && ctx.Err() != nil {
 		return traj, ctx.Err()
 	}
-	first := FirstPrompt(ep.Instruction, terminus.Truncate(sh.Take(), cfg.ObservationLimit))
+	first := cfg.Prompt.First(ep.Instruction, terminus.Truncate(sh.Take(), cfg.ObservationLimit))
 	traj.Messages = append(traj.Messages, policy.Message{Role: policy.RoleUser, Content: first})
 
 	pendingComplete := false
@@ -268,7 +271,7 @@ func (h *Harness) Run(ctx context.Context, sb sandbox.Sandbox, ep Episode, cfg C
 				return traj, nil
 			case reply.TaskComplete:
 				pendingComplete = true
-				next = ConfirmPrompt(tr.Observation)
+				next = cfg.Prompt.Confirm(tr.Observation)
 			default:
 				pendingComplete = false
 				next = ObservationPrompt(tr.Observation, reply.Warnings)

@@ -43,6 +43,57 @@ Current terminal state:
 %s
 `
 
+// compactFirstTemplate is the compact prompt (Config.Prompt =
+// PromptCompact): the same reply schema in one line, for small models
+// whose context or compute cannot afford terminus-2's ~2,000-byte
+// protocol text (a byte-level model reads every byte as a token). Its
+// section headers are terminus-2's, so whatever parses one parses both.
+const compactFirstTemplate = `Solve the task in a Linux shell. Reply with one JSON object: {"analysis": "...", "plan": "...", "commands": [{"keystrokes": "ls\n", "duration": 0.1}], "task_complete": false}
+
+Task Description:
+%s
+
+Current terminal state:
+%s
+`
+
+// PromptStyle chooses the harness's prompt wording.
+type PromptStyle string
+
+// Prompt styles.
+const (
+	PromptTerminus PromptStyle = "terminus" // terminus-2's full protocol text (the default)
+	PromptCompact  PromptStyle = "compact"  // one line of protocol; the same reply format
+)
+
+// ParsePromptStyle reads a --prompt value ("" is the default, terminus).
+func ParsePromptStyle(s string) (PromptStyle, error) {
+	switch PromptStyle(s) {
+	case "", PromptTerminus:
+		return PromptTerminus, nil
+	case PromptCompact:
+		return PromptCompact, nil
+	}
+	return "", fmt.Errorf("prompt style must be %s or %s, not %q", PromptTerminus, PromptCompact, s)
+}
+
+// First is the first user message in the style.
+func (p PromptStyle) First(instruction, terminal string) string {
+	if p == PromptCompact {
+		return fmt.Sprintf(compactFirstTemplate, strings.TrimRight(instruction, "\n"), terminal)
+	}
+	return FirstPrompt(instruction, terminal)
+}
+
+// Confirm asks for the second task_complete in the style.
+func (p PromptStyle) Confirm(output string) string {
+	if p == PromptCompact {
+		return "Current terminal state:\n" + output +
+			"\n\nAre you sure you want to mark the task as complete? If so, include \"task_complete\": true again."
+	}
+	return ConfirmPrompt(output)
+}
+
 // FirstPrompt is the first user message: the protocol, the task and the
 // terminal as it is before any command.
 func FirstPrompt(instruction, terminal string) string {

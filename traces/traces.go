@@ -9,12 +9,15 @@
 package traces
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
@@ -30,22 +33,22 @@ import (
 
 // Message is one chat message of a row.
 type Message struct {
-	Role    string `parquet:"role"`
-	Content string `parquet:"content"`
+	Role    string `parquet:"role" json:"role"`
+	Content string `parquet:"content" json:"content"`
 }
 
 // Row is one exported trajectory: the usual `conversations` shape
 // (a list of {role, content}, starting with the user prompt and ending
 // with the assistant's last reply), with the task path and the reward.
 type Row struct {
-	Task          string    `parquet:"task"`
-	Conversations []Message `parquet:"conversations,list"`
-	Reward        float64   `parquet:"reward"`
-	Agent         string    `parquet:"agent"`
-	Model         string    `parquet:"model"`
-	Episode       string    `parquet:"episode"`
-	Turns         int32     `parquet:"turns"`
-	End           string    `parquet:"end"`
+	Task          string    `parquet:"task" json:"task"`
+	Conversations []Message `parquet:"conversations,list" json:"conversations"`
+	Reward        float64   `parquet:"reward" json:"reward"`
+	Agent         string    `parquet:"agent" json:"agent"`
+	Model         string    `parquet:"model" json:"model"`
+	Episode       string    `parquet:"episode" json:"episode"`
+	Turns         int32     `parquet:"turns" json:"turns"`
+	End           string    `parquet:"end" json:"end"`
 }
 
 // Options configure an export.
@@ -56,7 +59,10 @@ type Options struct {
 	Harness agent.Config
 	Limits  bundle.Limits
 	Labels  map[string]string
-	Output  string // parquet file
+	// Output is the file to write: JSON Lines (one Row per line, the json
+	// tags) when its name ends in .jsonl, for trainers without a parquet
+	// reader; parquet otherwise.
+	Output string
 	// Attempts per task (default 4); PerTask caps the rows per task
 	// (default 1): attempts stop once that many succeeded.
 	Attempts int
@@ -106,8 +112,7 @@ func Export(ctx context.Context, o Options) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	w := parquet.NewGenericWriter[Row](f, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.MaxRowsPerRowGroup(1000), parquet.CreatedBy("otcurate", "0.1.0", "dev"))
+	w := newRowWriter(f, o.Output)
 	var writeErr error
 	var mu sync.Mutex
 
@@ -123,7 +128,7 @@ func Export(ctx context.Context, o Options) (Stats, error) {
 				defer mu.Unlock()
 				st.add(ts)
 				if writeErr == nil && len(rows) > 0 {
-					_, writeErr = w.Write(rows)
+					writeErr = w.Write(rows)
 				}
 			}
 		})
@@ -143,6 +148,39 @@ func Export(ctx context.Context, o Options) (Stats, error) {
 	}
 	return st, os.Rename(tmp, o.Output)
 }
+
+// rowWriter writes the exported rows in the output's format.
+type rowWriter interface {
+	Write(rows []Row) error
+	Close() error
+}
+
+func newRowWriter(f *os.File, name string) rowWriter {
+	if strings.HasSuffix(name, ".jsonl") {
+		return &jsonlWriter{buf: bufio.NewWriter(f)}
+	}
+	return parquetWriter{parquet.NewGenericWriter[Row](f, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.MaxRowsPerRowGroup(1000), parquet.CreatedBy("otcurate", "0.1.0", "dev"))}
+}
+
+type parquetWriter struct{ w *parquet.GenericWriter[Row] }
+
+func (p parquetWriter) Write(rows []Row) error { _, err := p.w.Write(rows); return err }
+func (p parquetWriter) Close() error           { return p.w.Close() }
+
+type jsonlWriter struct{ buf *bufio.Writer }
+
+func (j *jsonlWriter) Write(rows []Row) error {
+	enc := json.NewEncoder(j.buf)
+	for i := range rows {
+		if err := enc.Encode(&rows[i]); err != nil {
+			return fmt.Errorf("trajectory %s: %w", rows[i].Episode, err)
+		}
+	}
+	return nil
+}
+
+func (j *jsonlWriter) Close() error { return j.buf.Flush() }
 
 func (s *Stats) add(t Stats) {
 	s.Tasks += t.Tasks

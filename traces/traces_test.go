@@ -5,7 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -105,5 +107,51 @@ func TestExportReadsBackInDuckDB(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "t-alpha,t-gamma" {
 		t.Errorf("exported %v", got)
+	}
+}
+
+// TestExportJSONL writes the same rows as JSON Lines when the output's
+// name ends in .jsonl (for trainers without a parquet reader), and they
+// agree with DuckDB's reading of the parquet export of the same run.
+func TestExportJSONL(t *testing.T) {
+	d, runID := sandboxtest.Backend(t, "test-traces-")
+	dir := t.TempDir()
+	name := filepath.Join(dir, "tasks.parquet")
+	w, _ := pool.Create(name, pool.WriterOptions{})
+	for _, word := range []string{"alpha", "never", "gamma"} {
+		w.Write("t-"+word, task(t, word))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := pool.Open(name)
+	out := filepath.Join(dir, "sft.jsonl")
+	st, err := traces.Export(context.Background(), traces.Options{Source: src, Runner: &trial.Runner{Backend: d}, Policy: teacher{},
+		Labels: map[string]string{sandbox.LabelRun: runID}, Output: out, Attempts: 2, Harness: agent.Config{MaxTurns: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r traces.Row
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if r.Reward != 1 || len(r.Conversations) != 4 || r.Conversations[0].Role != "user" ||
+			r.Conversations[3].Role != "assistant" || !strings.Contains(r.Conversations[1].Content, "keystrokes") {
+			t.Errorf("row %+v", r)
+		}
+		got = append(got, r.Task)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != "t-alpha,t-gamma" || st.Exported != 2 {
+		t.Errorf("exported %v (stats %+v)", got, st)
+	}
+	if strings.Contains(string(data), `"Role"`) {
+		t.Errorf("jsonl keys are Go field names, not the schema's: %.200s", data)
 	}
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,28 +17,30 @@ import (
 )
 
 // ExperienceRow is one turn of one rollout, as written for an external
-// learner (RUN_DIR/learner/experience/step-NNNNN.parquet). The schema is
+// learner: RUN_DIR/learner/experience/step-NNNNN.parquet for SkyRL/TRL
+// users, and the same rows as JSON Lines (step-NNNNN.jsonl, the json tags
+// below) for learners on machines without a parquet reader. The schema is
 // documented in integrations/learner/README.md.
 type ExperienceRow struct {
-	Step              int32     `parquet:"step"`
-	Task              string    `parquet:"task"`
-	Group             int32     `parquet:"group"`  // task index within the step: the RLOO group
-	Sample            int32     `parquet:"sample"` // attempt within the group
-	Turn              int32     `parquet:"turn"`
-	PromptTokenIDs    []int32   `parquet:"prompt_token_ids,list"`
-	ResponseTokenIDs  []int32   `parquet:"response_token_ids,list"`
-	BehaviourLogprobs []float32 `parquet:"behaviour_logprobs,list"`
+	Step              int32     `parquet:"step" json:"step"`
+	Task              string    `parquet:"task" json:"task"`
+	Group             int32     `parquet:"group" json:"group"`   // task index within the step: the RLOO group
+	Sample            int32     `parquet:"sample" json:"sample"` // attempt within the group
+	Turn              int32     `parquet:"turn" json:"turn"`
+	PromptTokenIDs    []int32   `parquet:"prompt_token_ids,list" json:"prompt_token_ids"`
+	ResponseTokenIDs  []int32   `parquet:"response_token_ids,list" json:"response_token_ids"`
+	BehaviourLogprobs []float32 `parquet:"behaviour_logprobs,list" json:"behaviour_logprobs"`
 	// LossMask is 1 when the turn takes part in the loss: the sample is in
 	// the baseline and its advantage is not 0 (zero-variance and too-small
 	// groups would only dilute a token-mean loss).
-	LossMask       int8    `parquet:"loss_mask"`
-	Advantage      float64 `parquet:"advantage"`
-	Reward         float64 `parquet:"reward"`
-	Included       bool    `parquet:"included"`
-	Exclusion      string  `parquet:"exclusion"`
-	PolicyVersion  string  `parquet:"policy_version"`
-	PromptMessages string  `parquet:"prompt_messages"` // JSON [{role, content}] before this turn (for re-tokenising learners)
-	ResponseText   string  `parquet:"response_text"`
+	LossMask       int8    `parquet:"loss_mask" json:"loss_mask"`
+	Advantage      float64 `parquet:"advantage" json:"advantage"`
+	Reward         float64 `parquet:"reward" json:"reward"`
+	Included       bool    `parquet:"included" json:"included"`
+	Exclusion      string  `parquet:"exclusion" json:"exclusion"`
+	PolicyVersion  string  `parquet:"policy_version" json:"policy_version"`
+	PromptMessages string  `parquet:"prompt_messages" json:"prompt_messages"` // JSON [{role, content}] before this turn (for re-tokenising learners)
+	ResponseText   string  `parquet:"response_text" json:"response_text"`
 }
 
 // PublishedVersion is what the learner writes to
@@ -68,6 +71,7 @@ type External struct {
 	Poll    time.Duration // default 1 s
 
 	current PublishedVersion
+	checked bool // the replies of a step were found to carry token ids
 }
 
 var _ Learner = (*External)(nil)
@@ -89,10 +93,20 @@ func (e *External) Update(ctx context.Context, step int, samples []Sample) (Upda
 	}
 	name := filepath.Join(dir, fmt.Sprintf("step-%05d", step))
 	rows := experienceRows(step, samples, e.Version())
+	if !e.checked { // the first step this process writes
+		if err := checkTokenIDs(rows); err != nil {
+			return st, fmt.Errorf("step %d: %w", step, err)
+		}
+		e.checked = true
+	}
 	if err := writeExperience(name+".parquet", rows); err != nil {
 		return st, err
 	}
-	ready, _ := json.Marshal(map[string]any{"step": step, "rows": len(rows), "file": filepath.Base(name) + ".parquet", "policy_version": e.Version()})
+	if err := writeExperienceJSONL(name+".jsonl", rows); err != nil {
+		return st, err
+	}
+	ready, _ := json.Marshal(map[string]any{"step": step, "rows": len(rows), "file": filepath.Base(name) + ".parquet",
+		"jsonl": filepath.Base(name) + ".jsonl", "policy_version": e.Version()})
 	if err := atomicfile.Write(name+".ready", ready); err != nil {
 		return st, err
 	}
@@ -236,6 +250,44 @@ func writeExperience(name string, rows []ExperienceRow) error {
 		return err
 	}
 	return os.Rename(tmp, name)
+}
+
+// writeExperienceJSONL writes rows as JSON Lines, atomically.
+func writeExperienceJSONL(name string, rows []ExperienceRow) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for i := range rows {
+		if err := enc.Encode(&rows[i]); err != nil {
+			return fmt.Errorf("experience row %d: %w", i, err)
+		}
+	}
+	return atomicfile.Write(name, b.Bytes())
+}
+
+// ErrNoTokenIDs is returned by External.Update at the first step when the
+// served model returned replies without token ids or behaviour
+// log-probabilities: a learner could not compute its loss from them.
+var ErrNoTokenIDs = errors.New("the policy server returned no token ids or logprobs")
+
+// checkTokenIDs fails when a reply the model gave carries no token ids, or
+// logprobs not aligned with them: said at the first step, not discovered
+// by the learner (or never, when it silently skips such rows).
+func checkTokenIDs(rows []ExperienceRow) error {
+	for _, r := range rows {
+		if r.ResponseText == "" && len(r.ResponseTokenIDs) == 0 {
+			continue // an empty reply: nothing to learn either way
+		}
+		if len(r.ResponseTokenIDs) == 0 || len(r.PromptTokenIDs) == 0 {
+			return fmt.Errorf("%w: task %s sample %d turn %d has %d prompt and %d response token ids "+
+				"(vLLM returns them with return_token_ids; the server must support it)",
+				ErrNoTokenIDs, r.Task, r.Sample, r.Turn, len(r.PromptTokenIDs), len(r.ResponseTokenIDs))
+		}
+		if len(r.BehaviourLogprobs) != len(r.ResponseTokenIDs) {
+			return fmt.Errorf("%w: task %s sample %d turn %d has %d logprobs for %d response tokens",
+				ErrNoTokenIDs, r.Task, r.Sample, r.Turn, len(r.BehaviourLogprobs), len(r.ResponseTokenIDs))
+		}
+	}
+	return nil
 }
 
 func ints32(xs []int) []int32 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
@@ -31,9 +32,10 @@ import (
 // completions with token ids and log-probabilities, and runtime LoRA
 // loading. Half the sessions (by hash) solve the task.
 type vllm struct {
-	mu     sync.Mutex
-	models map[string]int // requests per model name
-	loras  []string
+	noTokenIDs bool // an older server: return_token_ids is ignored
+	mu         sync.Mutex
+	models     map[string]int // requests per model name
+	loras      []string
 }
 
 func (v *vllm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +84,7 @@ func (v *vllm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	choice := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}
 	resp := map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
 		"usage": map[string]any{"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}}
-	if req.ReturnTokenIDs {
+	if req.ReturnTokenIDs && !v.noTokenIDs {
 		resp["prompt_token_ids"] = []int{1, 2, 3, len(req.Messages)}
 		choice["token_ids"] = []int{10, 11, 12, 13, 14}
 	}
@@ -161,6 +163,25 @@ func TestExternalLearnerHandshake(t *testing.T) {
 				return
 			}
 			rowsSeen = append(rowsSeen, rows)
+			// The JSON Lines form holds the same rows, for learners
+			// without a parquet reader.
+			data, err := os.ReadFile(strings.TrimSuffix(ready, ".ready") + ".jsonl")
+			if err != nil {
+				t.Errorf("learner: %v", err)
+				return
+			}
+			var fromJSONL []train.ExperienceRow
+			for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+				var r train.ExperienceRow
+				if err := json.Unmarshal(line, &r); err != nil {
+					t.Errorf("learner: jsonl line %q: %v", line, err)
+					return
+				}
+				fromJSONL = append(fromJSONL, r)
+			}
+			if got, want := mustJSON(t, fromJSONL), mustJSON(t, rows); got != want {
+				t.Errorf("step %d: the jsonl rows differ from the parquet rows:\n%s\n%s", step, got, want)
+			}
 			name := "policy-step-" + string(rune('0'+step))
 			os.MkdirAll(filepath.Join(learnerDir, "policy"), 0o755)
 			b, _ := json.Marshal(train.PublishedVersion{Step: step, Model: name, LoraName: name, LoraPath: "/ckpt/" + name})
@@ -204,5 +225,43 @@ func TestExternalLearnerHandshake(t *testing.T) {
 		if masked == 0 {
 			t.Errorf("step %d: no row carries a learning signal (the sessions split ok/no)", i+1)
 		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestExternalLearnerNeedsTokenIDs: a server that ignores return_token_ids
+// stops the run at its first step with a clear error, before any learner
+// waits on experience it cannot learn from.
+func TestExternalLearnerNeedsTokenIDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxes")
+	}
+	d, runID := sandboxtest.Backend(t, "test-train-")
+	hs := httptest.NewServer(&vllm{models: map[string]int{}, noTokenIDs: true})
+	defer hs.Close()
+	client, err := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "base", MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	learnerDir := filepath.Join(dir, "learner")
+	_, err = train.Run(context.Background(), train.Options{Data: okTask(t), Runner: &trial.Runner{Backend: d},
+		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: client,
+		Learner:   &train.External{Dir: learnerDir, Policy: client, Model: "base", Timeout: time.Minute, Poll: 20 * time.Millisecond},
+		Harness:   agent.Config{MaxTurns: 4, Rollout: true, Sampling: policy.Sampling{Temperature: 1}},
+		GroupSize: 4, BatchTasks: 2, Steps: 2, Seed: 1, Workers: 4, RunDir: filepath.Join(dir, "run"), Fingerprint: "ext"})
+	if !errors.Is(err, train.ErrNoTokenIDs) || !strings.Contains(err.Error(), "step 1") {
+		t.Fatalf("train with a server returning no token ids: %v, want %v at step 1", err, train.ErrNoTokenIDs)
+	}
+	if _, err := os.Stat(filepath.Join(learnerDir, "experience", "step-00001.ready")); err == nil {
+		t.Error("a .ready marker was written for experience without token ids")
 	}
 }

@@ -70,7 +70,7 @@ least --min-reward. Infrastructure failures are counted, never exported.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&data, "data", "", "task set (parquet, shards or task directories)")
-	f.StringVarP(&out, "output", "o", "", "SFT dataset to write (parquet)")
+	f.StringVarP(&out, "output", "o", "", "SFT dataset to write: JSON Lines when the name ends in .jsonl, parquet otherwise")
 	f.IntVar(&attempts, "attempts", 4, "episodes per task at most")
 	f.IntVar(&perTask, "per-task", 1, "solved trajectories to keep per task")
 	f.Float64Var(&minReward, "min-reward", 1, "reward a trajectory needs to be exported")

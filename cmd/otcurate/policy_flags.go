@@ -31,6 +31,7 @@ type policyOptions struct {
 	maxTurns    int
 	timeout     time.Duration
 	context     int
+	prompt      string
 }
 
 func (o *policyOptions) addFlags(f *pflag.FlagSet, defaultTemp float64) {
@@ -47,10 +48,14 @@ func (o *policyOptions) addFlags(f *pflag.FlagSet, defaultTemp float64) {
 	f.IntVar(&o.maxTurns, "max-turns", 16, "model calls per episode")
 	f.DurationVar(&o.timeout, "agent-timeout", 0, "episode wall-clock cap (0 = the task's agent timeout)")
 	f.IntVar(&o.context, "context-tokens", 32768, "context budget per episode")
+	f.StringVar(&o.prompt, "prompt", "terminus", "prompt wording: terminus (terminus-2's protocol text) or compact (one line of it, for small models; the same reply format)")
 }
 
 // build makes the policy.
 func (o *policyOptions) build() (policy.Policy, error) {
+	if _, err := agent.ParsePromptStyle(o.prompt); err != nil {
+		return nil, usageErr(err)
+	}
 	switch o.kind {
 	case "builtin":
 		if o.checkpoint != "" {
@@ -66,6 +71,19 @@ func (o *policyOptions) build() (policy.Policy, error) {
 // identity names the policy and its weights for the ledger: a changed
 // checkpoint or model recomputes cached difficulty verdicts.
 func (o *policyOptions) identity() (string, error) {
+	style, err := agent.ParsePromptStyle(o.prompt)
+	if err != nil {
+		return "", usageErr(err)
+	}
+	id, err := o.weightsIdentity()
+	if err != nil || style == agent.PromptTerminus {
+		return id, err
+	}
+	return id + " prompt=" + string(style), nil
+}
+
+// weightsIdentity names the policy and its weights.
+func (o *policyOptions) weightsIdentity() (string, error) {
 	switch o.kind {
 	case "builtin":
 		if o.checkpoint == "" {
@@ -84,6 +102,7 @@ func (o *policyOptions) identity() (string, error) {
 // harnessConfig is the harness configuration the flags describe.
 func (o *policyOptions) harnessConfig() agent.Config {
 	seed := o.seed
-	return agent.Config{MaxTurns: o.maxTurns, Timeout: o.timeout, ContextTokens: o.context,
+	style, _ := agent.ParsePromptStyle(o.prompt) // checked by identity and build
+	return agent.Config{MaxTurns: o.maxTurns, Timeout: o.timeout, ContextTokens: o.context, Prompt: style,
 		Sampling: policy.Sampling{Temperature: o.temperature, TopP: o.topP, MaxTokens: o.maxTokens, Seed: &seed}}
 }
