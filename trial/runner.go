@@ -510,6 +510,15 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		}
 		infra = nil
 	}()
+	// The verifier's sandbox (fresh and separate modes) starts while the
+	// agent acts: it is a new sandbox from the image that nothing of the
+	// agent's reaches until its changes are applied, so its start need not
+	// wait for the agent's turn.
+	var pre *pendingStart
+	if o.VerifierSandbox != VerifierShared && repeats > 0 {
+		pre = r.startAsync(ctx, spec)
+		defer pre.release(ctx, r, t)
+	}
 	t0 = time.Now()
 	act, err := actor.Act(ctx, sb, t)
 	d.Solve = since(t0)
@@ -533,8 +542,9 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 	var tampered []sandbox.Neutralised
 	if o.VerifierSandbox != VerifierShared && repeats > 0 {
 		t0 = time.Now()
-		fresh, early, warns, neu, err := r.separate(ctx, t, o, sb, spec, repeats, first, *d, act)
+		fresh, early, warns, neu, stopped, err := r.separate(ctx, t, o, sb, pre, repeats, first, *d, act)
 		d.Carry = since(t0)
+		defer stopped()
 		if err != nil && early == nil {
 			return r.afterAgent(ctx, t, o, spec, repeats, first, *d, act, err)
 		}
@@ -596,12 +606,16 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 // the fresh sandbox and the changes it refused, or the session's results
 // when the agent decided them (it stopped its sandbox, or its work is too
 // large to carry: scored 0), or an infrastructure error.
-func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sandbox, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport) (fresh sandbox.Sandbox, early []Result, warnings []string, neutralised []sandbox.Neutralised, err error) {
+//
+// The agent's sandbox is stopped while the verifier runs: stopped waits
+// for that stop (the caller defers it; it is never nil).
+func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sandbox, pre *pendingStart, repeats, first int, d Durations, act ActReport) (fresh sandbox.Sandbox, early []Result, warnings []string, neutralised []sandbox.Neutralised, stopped func(), err error) {
+	stopped = func() {}
 	if err := sb.KillAll(ctx); err != nil {
 		if sandbox.EndedInside(err) {
-			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, nil
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, stopped, nil
 		}
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, stopped, err
 	}
 	var work sandbox.Work
 	if o.VerifierSandbox == VerifierSeparate {
@@ -613,25 +627,25 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 		var big *sandbox.WorkTooLargeError
 		switch {
 		case errors.As(err, &big):
-			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, nil
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, stopped, nil
 		case sandbox.EndedInside(err):
-			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, nil
+			return nil, stoppedResults(t, o, repeats, first, d, act, err), nil, nil, stopped, nil
 		}
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, stopped, err
 	}
 	// The agent's sandbox is done (a limit it exceeded was measured by
-	// now): it is removed while the verifier's starts.
+	// now): it is removed while the verifier's starts and runs.
 	if sandbox.Exceeded(sb) == nil {
-		stopped := make(chan struct{})
+		done := make(chan struct{})
 		go func() {
-			defer close(stopped)
+			defer close(done)
 			if err := sb.Stop(context.WithoutCancel(ctx)); err != nil {
 				r.logger().Warn("agent sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
 			}
 		}()
-		defer func() { <-stopped }()
+		stopped = func() { <-done }
 	}
-	fresh, err = r.Backend.Start(ctx, spec)
+	fresh, err = pre.take()
 	if err != nil {
 		var he *sandbox.HealthcheckError
 		if errors.As(err, &he) {
@@ -639,19 +653,19 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 			for i := range res {
 				res[i].Durations, res[i].Sandboxes, res[i].Trajectory = d, 2, act.Trajectory
 			}
-			return nil, res, nil, nil, nil
+			return nil, res, nil, nil, stopped, nil
 		}
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, stopped, err
 	}
 	if o.VerifierSandbox != VerifierSeparate {
 		if work, neutralised, err = r.trust(ctx, t, fresh, work); err != nil {
 			_ = fresh.Stop(context.WithoutCancel(ctx))
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, nil, stopped, err
 		}
 	}
 	if err := sandbox.ApplyWork(ctx, fresh, work); err != nil {
 		_ = fresh.Stop(context.WithoutCancel(ctx))
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, stopped, err
 	}
 	if o.VerifierSandbox != VerifierSeparate && touchesLibraries(work) {
 		// The loader's cache is the image's (rule 1); libraries the agent
@@ -659,7 +673,7 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 		// configuration.
 		if _, err := fresh.Exec(ctx, sandbox.ExecRequest{Cmd: "command -v ldconfig >/dev/null 2>&1 && ldconfig 2>/dev/null; true", User: "root", Timeout: time.Minute}); err != nil {
 			_ = fresh.Stop(context.WithoutCancel(ctx))
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, nil, stopped, err
 		}
 	}
 	if n := len(work.Skipped); n > 0 {
@@ -668,7 +682,48 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 	if n := len(neutralised); n > 0 {
 		warnings = append(warnings, fmt.Sprintf("tampered: %d change(s) of the agent's touch the verifier's trust base and were not carried, e.g. %s", n, neutralised[0]))
 	}
-	return fresh, nil, warnings, neutralised, nil
+	return fresh, nil, warnings, neutralised, stopped, nil
+}
+
+// pendingStart is a sandbox being started in the background (the
+// verifier's, while the agent acts).
+type pendingStart struct {
+	done  chan struct{}
+	sb    sandbox.Sandbox
+	err   error
+	taken bool
+}
+
+// startAsync starts a sandbox from spec in the background.
+func (r *Runner) startAsync(ctx context.Context, spec sandbox.StartSpec) *pendingStart {
+	p := &pendingStart{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.sb, p.err = r.Backend.Start(ctx, spec)
+	}()
+	return p
+}
+
+// take waits for the start; the caller owns the sandbox from then on.
+func (p *pendingStart) take() (sandbox.Sandbox, error) {
+	<-p.done
+	p.taken = true
+	return p.sb, p.err
+}
+
+// release stops the sandbox when nobody took it (the session ended
+// before verification): no sandbox is left behind, on Ctrl-C either.
+func (p *pendingStart) release(ctx context.Context, r *Runner, t *Task) {
+	if p.taken {
+		return
+	}
+	<-p.done
+	if p.sb == nil {
+		return
+	}
+	if err := p.sb.Stop(context.WithoutCancel(ctx)); err != nil {
+		r.logger().Warn("verifier sandbox teardown failed; `otcurate sandbox gc` will remove it", "task", t.Path, "err", err)
+	}
 }
 
 // trust applies the trust rule (sandbox.TrustFilter) to the agent's
