@@ -54,7 +54,7 @@ ENGINE_ONLY := /sandbox/(docker|daytona|kube)$$
 test-fast: setup vet test-fast-only
 test-fast-only:
 	$(GO) test -tags purego -count=1 ./bundle/
-	OTCURATE_SANDBOX=fake OTCURATE_REQUIRE_FAKE=1 $(GO) test -count=1 -timeout 20m \
+	OTCURATE_SANDBOX=fake OTCURATE_REQUIRE_FAKE=1 OTCURATE_REQUIRE_TORCH=1 $(GO) test -count=1 -timeout 20m \
 		$$($(GO) list ./... | grep -v -E '$(ENGINE_ONLY)')
 
 # The engine tier: the same sandbox tests, and the Docker, Daytona and
@@ -67,7 +67,7 @@ test-fast-only:
 test-engine: setup vet test-engine-only
 test-engine-only:
 	@fleet=$$(scripts/fleet.sh up 2) && eval "$$(scripts/fleet.sh ssh)" && \
-	OTCURATE_SANDBOX=docker OTCURATE_REQUIRE_DOCKER=1 OTCURATE_FLEET=$$fleet $(GO) test -p 1 -count=1 -timeout 40m $(ENGINE_PKGS); \
+	OTCURATE_SANDBOX=docker OTCURATE_REQUIRE_DOCKER=1 OTCURATE_REQUIRE_TORCH=1 OTCURATE_FLEET=$$fleet $(GO) test -p 1 -count=1 -timeout 40m $(ENGINE_PKGS); \
 	status=$$?; scripts/fleet.sh down; exit $$status
 
 # The Kubernetes tier: a real single-node cluster built from source (once,
