@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/otcurate
 DEMO := out/demo
 
-.PHONY: redteam all setup build test test-fast test-fast-only test-engine test-engine-only test-kube test-short vet fmt demo bench proof clean
+.PHONY: neural redteam all setup build test test-fast test-fast-only test-engine test-engine-only test-kube test-short vet fmt demo bench proof clean
 
 all: build
 
@@ -116,6 +116,12 @@ bench: setup build
 # ~10 min of 2 cores each).
 proof: setup build
 	scripts/proof-of-learning.sh
+
+# The SFT-then-RL recipe in miniature with the reference neural policy
+# (integrations/tinylm, PyTorch on CPU): teacher traces, SFT, RL with the
+# trained, lr0 and shuffled arms, and the proof's summary.
+neural: setup build
+	scripts/neural-recipe.sh
 
 clean:
 	rm -rf bin out

@@ -331,6 +331,19 @@ class SFTTest(unittest.TestCase):
         self.assertEqual(sum(ex.mask), len("yes yes!") + 1)  # reply bytes + <|end|>
         self.assertEqual(ex.targets[-1], tok.END_INDEX)
 
+    def test_blank_reasoning(self):
+        reply = json.dumps({"analysis": "long prose", "plan": "more prose", "commands": [
+            {"keystrokes": "wc -l < /app/a > /out\n", "duration": 0.1}], "task_complete": False})
+        conv = [{"role": "user", "content": "task"}, {"role": "assistant", "content": reply},
+                {"role": "user", "content": "obs"}, {"role": "assistant", "content": "not json"}]
+        got = sft.blank_reasoning(conv)
+        self.assertEqual(json.loads(got[1]["content"]), {"analysis": "", "plan": "", "commands": [
+            {"keystrokes": "wc -l < /app/a > /out\n", "duration": 0.1}], "task_complete": False})
+        self.assertTrue(got[1]["content"].startswith('{"analysis":"","plan":"","commands"'))
+        self.assertEqual(got[3], conv[3])
+        self.assertEqual(got[0], conv[0])
+        self.assertIn("long prose", conv[1]["content"])  # the input is not modified
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -53,6 +53,29 @@ def load_conversations(paths):
     return out
 
 
+def blank_reasoning(messages):
+    """messages with the free-text fields of each terminus-2 reply emptied.
+
+    An assistant reply that is a JSON object with "analysis" or "plan" keeps its keys, order
+    and every other field (commands, task_complete) and gets "" for those two: the harness
+    requires them but never reads them, and a small model spends most of its capacity
+    imitating a teacher's prose. Replies that are not such objects are kept as they are."""
+    out = []
+    for m in messages:
+        if m["role"] == "assistant":
+            try:
+                obj = json.loads(m["content"])
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and ("analysis" in obj or "plan" in obj):
+                for k in ("analysis", "plan"):
+                    if k in obj:
+                        obj[k] = ""
+                m = {**m, "content": json.dumps(obj, separators=(",", ":"), ensure_ascii=False)}
+        out.append(m)
+    return out
+
+
 def encode_conversation(messages, max_seq_len):
     """(Example or None, truncated, unlearnable tokens) for one conversation."""
     ids, learn, truncated, unlearnable = [], [], False, 0
@@ -188,12 +211,17 @@ def main(argv=None):
     ap.add_argument("--device", default="auto")
     ap.add_argument("--log", help="loss curve JSONL (step, loss, tokens, seconds, lr)")
     ap.add_argument("--print-every", type=int, default=10)
+    ap.add_argument("--blank-reasoning", action="store_true",
+                    help='empty the "analysis" and "plan" of JSON replies (the harness never reads them)')
     add_arch_args(ap)
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, args.threads))
     try:
         model = build_model(args, pick_device(args.device))
-        examples, stats = encode_all(load_conversations(args.data), model.cfg.max_seq_len)
+        conversations = load_conversations(args.data)
+        if args.blank_reasoning:
+            conversations = [blank_reasoning(c) for c in conversations]
+        examples, stats = encode_all(conversations, model.cfg.max_seq_len)
     except (OSError, ValueError, CheckpointError) as e:
         ap.error(str(e))
     print(f"tinylm.sft: {stats}", file=sys.stderr, flush=True)
@@ -206,7 +234,8 @@ def main(argv=None):
         if log:
             log.close()
     meta = {"kind": "sft", "step": args.steps, "init": args.init, "data": args.data, "seed": args.seed,
-            "lr": args.lr, "batch": args.batch, "final_loss": records[-1]["loss"], **stats}
+            "lr": args.lr, "batch": args.batch, "blank_reasoning": args.blank_reasoning,
+            "final_loss": records[-1]["loss"], **stats}
     print(f"tinylm.sft: wrote {save_checkpoint(args.out, model, meta)}", file=sys.stderr)
 
 
