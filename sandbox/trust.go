@@ -156,6 +156,22 @@ type RootOpener interface {
 	OpenRoot() (int, error)
 }
 
+// EnginePinger is implemented by sandboxes that can tell whether the
+// engine hosting them still answers (a fleet's sandbox: its own engine,
+// not the fleet's others).
+type EnginePinger interface {
+	PingEngine(ctx context.Context) error
+}
+
+// PingEngine asks sb's engine whether it answers: nil when it does or when
+// sb cannot tell.
+func PingEngine(ctx context.Context, sb Sandbox) error {
+	if p, ok := sb.(EnginePinger); ok && p != nil {
+		return p.PingEngine(ctx)
+	}
+	return nil
+}
+
 // ErrFreshUnsupported is the fresh verifier sandbox asked of a backend
 // that cannot list every change or read a fresh sandbox's root.
 var ErrFreshUnsupported = errors.New("--verifier-sandbox fresh (the default) needs sandboxes whose every change and root this process can read (the Docker backend with the engine on this host, or the fake); on this backend pass --verifier-sandbox separate where it is supported, or --verifier-sandbox shared, which runs test.sh where the agent ran and lets tools the agent replaced decide the reward")

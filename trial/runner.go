@@ -546,7 +546,11 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 		d.Carry = since(t0)
 		defer stopped()
 		if err != nil && early == nil {
-			return r.afterAgent(ctx, t, o, spec, repeats, first, *d, act, err)
+			var vs *verifierStartError
+			if errors.As(err, &vs) {
+				return nil, vs.err // the engine's doing, never the agent's: infrastructure as it is
+			}
+			return r.afterAgent(ctx, t, o, spec, repeats, first, *d, act, err, sb, pre.sandbox())
 		}
 		if early != nil {
 			return early, nil
@@ -569,7 +573,7 @@ func (r *Runner) sessionTimed(ctx context.Context, t *Task, o Options, repeats, 
 			if sandbox.EndedInside(err) {
 				return append(results, stoppedResults(t, o, repeats-i, first+i, *d, act, err)...), nil
 			}
-			rest, err := r.afterAgent(ctx, t, o, spec, repeats-i, first+i, *d, act, err)
+			rest, err := r.afterAgent(ctx, t, o, spec, repeats-i, first+i, *d, act, err, sb, vsb)
 			if err != nil {
 				return nil, err
 			}
@@ -655,7 +659,7 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 			}
 			return nil, res, nil, nil, stopped, nil
 		}
-		return nil, nil, nil, nil, stopped, err
+		return nil, nil, nil, nil, stopped, &verifierStartError{err}
 	}
 	if o.VerifierSandbox != VerifierSeparate {
 		if work, neutralised, err = r.trust(ctx, t, fresh, work); err != nil {
@@ -685,6 +689,17 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 	return fresh, nil, warnings, neutralised, stopped, nil
 }
 
+// verifierStartError is a failure to start the verifier's sandbox. That
+// sandbox comes from the image alone, started while the agent acted, so
+// nothing of the agent's state takes part in its start: the failure is the
+// engine's, an infrastructure error as it is, and never judged by
+// afterAgent (whose probe, on a fleet, may land on another engine that
+// works and blame the agent).
+type verifierStartError struct{ err error }
+
+func (e *verifierStartError) Error() string { return "start the verifier's sandbox: " + e.err.Error() }
+func (e *verifierStartError) Unwrap() error { return e.err }
+
 // pendingStart is a sandbox being started in the background (the
 // verifier's, while the agent acts).
 type pendingStart struct {
@@ -702,6 +717,20 @@ func (r *Runner) startAsync(ctx context.Context, spec sandbox.StartSpec) *pendin
 		p.sb, p.err = r.Backend.Start(ctx, spec)
 	}()
 	return p
+}
+
+// sandbox is the started sandbox, nil when none (or p is nil); it does not
+// wait.
+func (p *pendingStart) sandbox() sandbox.Sandbox {
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return p.sb
+	default:
+		return nil
+	}
 }
 
 // take waits for the start; the caller owns the sandbox from then on.
@@ -773,9 +802,23 @@ func touchesLibraries(w sandbox.Work) bool {
 // image shows the engine itself is down (then the error stands, an
 // infrastructure failure retried as any other). Cancellation and
 // unsupported settings are returned as they are.
-func (r *Runner) afterAgent(ctx context.Context, t *Task, o Options, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport, err error) ([]Result, error) {
+func (r *Runner) afterAgent(ctx context.Context, t *Task, o Options, spec sandbox.StartSpec, repeats, first int, d Durations, act ActReport, err error, involved ...sandbox.Sandbox) ([]Result, error) {
 	if ctx.Err() != nil || errors.Is(err, sandbox.ErrWorkUnsupported) || errors.Is(err, sandbox.ErrFreshUnsupported) {
 		return nil, err
+	}
+	// The engines of the sandboxes involved first: on a fleet, the probe
+	// below may land on another engine that works.
+	for _, sb := range involved {
+		if sb == nil {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		perr := sandbox.PingEngine(pctx, sb)
+		cancel()
+		if perr != nil {
+			r.logger().Warn("a failure after the agent's turn, and the sandbox's engine does not answer: infrastructure", "task", t.Path, "err", err, "ping", perr)
+			return nil, err
+		}
 	}
 	if perr := r.probeEngine(ctx, spec); perr != nil {
 		r.logger().Warn("a failure after the agent's turn, and the engine fails a probe too: infrastructure", "task", t.Path, "err", err, "probe", perr)

@@ -71,6 +71,15 @@ func (s *fleetSandbox) Changes(ctx context.Context) (sandbox.Work, error) {
 	return sandbox.CollectChanges(ctx, s.Sandbox)
 }
 
+// PingEngine implements sandbox.EnginePinger: the engine hosting s.
+func (s *dockerSandbox) PingEngine(ctx context.Context) error { return s.d.Ping(ctx) }
+
+// PingEngine implements sandbox.EnginePinger for a fleet's sandbox: its
+// own engine, whatever the fleet's others do.
+func (s *fleetSandbox) PingEngine(ctx context.Context) error {
+	return sandbox.PingEngine(ctx, s.Sandbox)
+}
+
 // OpenRoot implements sandbox.RootOpener (direct mode only).
 func (s *dockerSandbox) OpenRoot() (int, error) {
 	if s.direct == nil || s.isStopped() {
