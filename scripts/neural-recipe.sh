@@ -48,7 +48,7 @@ SFT_BATCH=${SFT_BATCH:-4}
 SFT_LR=${SFT_LR:-3e-3}
 THREADS=${THREADS:-1}
 # RL
-LR=${LR:-3e-5}
+LR=${LR:-1e-4}
 STEPS=${STEPS:-8}
 K=${K:-4}
 B=${B:-4}

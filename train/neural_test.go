@@ -194,7 +194,9 @@ func TestNeuralPolicyThroughTheLearner(t *testing.T) {
 	metrics, err := train.Run(context.Background(), train.Options{Data: coinTask(t), Runner: &trial.Runner{Backend: d},
 		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: client,
 		Learner: &train.External{Dir: learnerDir, Policy: client, Model: "tiny-init", Timeout: 3 * time.Minute, Poll: 50 * time.Millisecond},
-		Harness: agent.Config{MaxTurns: 2, Rollout: true, Prompt: agent.PromptCompact,
+		// Rollout left unset, as the CLI leaves it: the trainer asks for
+		// token ids and logprobs itself.
+		Harness: agent.Config{MaxTurns: 2, Prompt: agent.PromptCompact,
 			Sampling: policy.Sampling{Temperature: 1, MaxTokens: 48, Seed: &seed}},
 		GroupSize: 4, BatchTasks: 2, Steps: 2, Seed: 1, Workers: 4, RunDir: filepath.Join(dir, "run"), Fingerprint: "neural"})
 	if err != nil {

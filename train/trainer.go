@@ -379,7 +379,12 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 	for i, s := range samples {
 		jobs[i] = job{tasks[idx[s.Group]].t, fmt.Sprintf("train/%d/%s/%d", step, s.Task, s.Index)}
 	}
-	attempts, err := o.attempts(ctx, o.Harness, jobs)
+	// Rollouts carry what a learner needs: token ids and behaviour
+	// logprobs (for a served model, return_token_ids and logprobs), whatever
+	// the caller's harness configuration said.
+	harness := o.Harness
+	harness.Rollout = true
+	attempts, err := o.attempts(ctx, harness, jobs)
 	if err != nil {
 		return Metrics{}, err
 	}
