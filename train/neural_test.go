@@ -206,6 +206,23 @@ func TestNeuralPolicyThroughTheLearner(t *testing.T) {
 		t.Fatalf("policy versions by step: %+v", metrics)
 	}
 
+	// The samples of a group are draws of their own (the run's one seed
+	// must not give each the same reply): their first replies differ.
+	first := map[string]map[string]bool{}
+	for _, r := range readJSONL(t, filepath.Join(learnerDir, "experience", "step-00001.jsonl")) {
+		if r["turn"] == 0.0 {
+			task := r["task"].(string)
+			if first[task] == nil {
+				first[task] = map[string]bool{}
+			}
+			first[task][r["response_text"].(string)] = true
+		}
+	}
+	for task, replies := range first {
+		if len(replies) < 2 {
+			t.Errorf("task %s: every sample of the group drew the same first reply", task)
+		}
+	}
 	// Every reply of step 2 came from the published weights.
 	for _, r := range readJSONL(t, filepath.Join(learnerDir, "experience", "step-00002.jsonl")) {
 		if r["policy_version"] != "policy-step-1" {

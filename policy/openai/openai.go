@@ -32,9 +32,11 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -360,7 +362,7 @@ func (c *Client) requestBody(req policy.Request) ([]byte, error) {
 		b["max_tokens"] = s.MaxTokens
 	}
 	if s.Seed != nil {
-		b["seed"] = *s.Seed
+		b["seed"] = RequestSeed(*s.Seed, req.SessionID, len(req.Messages))
 	}
 	if req.Rollout {
 		b["logprobs"] = true
@@ -371,6 +373,26 @@ func (c *Client) requestBody(req policy.Request) ([]byte, error) {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
 	}
 	return out, nil
+}
+
+// RequestSeed is the seed sent for a request: Sampling.Seed itself when
+// the request names no session, else a value derived from the seed, the
+// session and the conversation's length. Every sample of an RL group
+// shares the run's seed; sent as it is, a seeded server (vLLM, tinylm)
+// would draw the same reply for each of them, and the group would have
+// no variance to learn from. Derived, each session and turn gets its own
+// draw, and a replay of the same session the same one.
+func RequestSeed(seed int64, session string, messages int) int64 {
+	if session == "" {
+		return seed
+	}
+	h := fnv.New64a()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(seed))
+	binary.LittleEndian.PutUint64(b[8:], uint64(messages))
+	h.Write(b[:])
+	h.Write([]byte(session))
+	return int64(h.Sum64() >> 2) // non-negative and below 2^62, within every server's seed range
 }
 
 type outcomeKind int

@@ -382,7 +382,7 @@ func TestRequestBody(t *testing.T) {
 				Rollout:   true,
 			},
 			want: map[string]any{"temperature": 0.7, "top_p": 0.95, "top_k": 20.0, "max_tokens": 512.0,
-				"seed": 42.0, "logprobs": true, "return_token_ids": true},
+				"seed": float64(RequestSeed(42, "sess-1", 1)), "logprobs": true, "return_token_ids": true},
 			absent:    []string{"max_completion_tokens"},
 			sessionID: "sess-1",
 		},
@@ -940,5 +940,35 @@ func TestBackoff(t *testing.T) {
 		if got := parseRetryAfter(v, now); got != want {
 			t.Errorf("parseRetryAfter(%q) = %s, want %s", v, got, want)
 		}
+	}
+}
+
+// TestRequestSeedPerSession: the samples of an RL group share the run's
+// seed, so the seed a server gets must differ per session and turn (or a
+// seeded server draws the same reply for each of them), stay the same for
+// a replay, and be the caller's own when there is no session.
+func TestRequestSeedPerSession(t *testing.T) {
+	if got := RequestSeed(42, "", 3); got != 42 {
+		t.Errorf("no session: seed %d, want 42", got)
+	}
+	seen := map[int64]string{}
+	for _, sess := range []string{"train/1/t/0", "train/1/t/1", "train/1/t/2", "train/2/t/0"} {
+		for turn := 1; turn <= 5; turn += 2 {
+			s := RequestSeed(42, sess, turn)
+			key := fmt.Sprintf("%s@%d", sess, turn)
+			if other, dup := seen[s]; dup {
+				t.Errorf("%s and %s get the same seed %d", key, other, s)
+			}
+			seen[s] = key
+			if s < 0 || s >= 1<<62 {
+				t.Errorf("%s: seed %d out of range", key, s)
+			}
+			if again := RequestSeed(42, sess, turn); again != s {
+				t.Errorf("%s: seed %d, then %d", key, s, again)
+			}
+		}
+	}
+	if RequestSeed(42, "s", 1) == RequestSeed(43, "s", 1) {
+		t.Error("the run's seed does not change the request's")
 	}
 }
