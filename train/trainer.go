@@ -379,11 +379,13 @@ func runStep(ctx context.Context, o Options, tasks []task, step int, idx []int) 
 	for i, s := range samples {
 		jobs[i] = job{tasks[idx[s.Group]].t, fmt.Sprintf("train/%d/%s/%d", step, s.Task, s.Index)}
 	}
-	// Rollouts carry what a learner needs: token ids and behaviour
-	// logprobs (for a served model, return_token_ids and logprobs), whatever
-	// the caller's harness configuration said.
+	// An external learner needs token ids and behaviour logprobs (for a
+	// served model, return_token_ids and logprobs), whatever the caller's
+	// harness configuration said. The built-in learner recomputes its own.
 	harness := o.Harness
-	harness.Rollout = true
+	if _, ok := o.Learner.(*External); ok {
+		harness.Rollout = true
+	}
 	attempts, err := o.attempts(ctx, harness, jobs)
 	if err != nil {
 		return Metrics{}, err
