@@ -381,3 +381,19 @@ func IsInfra(err error) bool {
 	var ie *InfraError
 	return errors.As(err, &ie)
 }
+
+// EnginePinger is implemented by sandboxes that can tell whether the
+// engine hosting them still answers (a fleet's sandbox: its own engine,
+// not the fleet's others).
+type EnginePinger interface {
+	PingEngine(ctx context.Context) error
+}
+
+// PingEngine asks sb's engine whether it answers: nil when it does or when
+// sb cannot tell.
+func PingEngine(ctx context.Context, sb Sandbox) error {
+	if p, ok := sb.(EnginePinger); ok {
+		return p.PingEngine(ctx)
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -156,22 +157,6 @@ type RootOpener interface {
 	OpenRoot() (int, error)
 }
 
-// EnginePinger is implemented by sandboxes that can tell whether the
-// engine hosting them still answers (a fleet's sandbox: its own engine,
-// not the fleet's others).
-type EnginePinger interface {
-	PingEngine(ctx context.Context) error
-}
-
-// PingEngine asks sb's engine whether it answers: nil when it does or when
-// sb cannot tell.
-func PingEngine(ctx context.Context, sb Sandbox) error {
-	if p, ok := sb.(EnginePinger); ok && p != nil {
-		return p.PingEngine(ctx)
-	}
-	return nil
-}
-
 // ErrFreshUnsupported is the fresh verifier sandbox asked of a backend
 // that cannot list every change or read a fresh sandbox's root.
 var ErrFreshUnsupported = errors.New("--verifier-sandbox fresh (the default) needs sandboxes whose every change and root this process can read (the Docker backend with the engine on this host, or the fake); on this backend pass --verifier-sandbox separate where it is supported, or --verifier-sandbox shared, which runs test.sh where the agent ran and lets tools the agent replaced decide the reward")
@@ -285,12 +270,9 @@ func (f *trustFilter) image(p string) (imageEntry, bool, error) {
 		return imageEntry{}, false, fmt.Errorf("trust: stat the image's %s: %w", p, err)
 	}
 	if ie.st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		buf := make([]byte, 4096)
-		n, err := unix.Readlinkat(fd, "", buf)
-		if err != nil {
+		if ie.link, err = readLinkAt(fd, ""); err != nil {
 			return imageEntry{}, false, fmt.Errorf("trust: readlink the image's %s: %w", p, err)
 		}
-		ie.link = string(buf[:n])
 	}
 	return ie, true, nil
 }
@@ -319,13 +301,6 @@ func (f *trustFilter) same(e bundle.Entry, img imageEntry, owner [2]int) bool {
 		return err == nil && bytes.Equal(data, e.Data)
 	}
 	return false
-}
-
-// homeDot reports whether p is a home directory's dot-entry or below one.
-func homeDot(p string) bool {
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	return parts[0] == "root" && len(parts) > 1 && strings.HasPrefix(parts[1], ".") ||
-		parts[0] == "home" && len(parts) > 2 && strings.HasPrefix(parts[2], ".")
 }
 
 // topLevel reports whether p is directly below "/".
@@ -393,22 +368,8 @@ func (f *trustFilter) judge(p string, e bundle.Entry, img imageEntry, has bool) 
 
 // python applies rules 2 and 3 on Python's module search path.
 func (f *trustFilter) python(p string, e bundle.Entry, dir, base string) (Neutralised, bool) {
-	inPath := func(d string) bool {
-		for _, x := range f.sp.Python {
-			if x == d {
-				return true
-			}
-		}
-		return false
-	}
-	isSite := func(d string) bool {
-		for _, x := range f.sp.Site {
-			if x == d {
-				return true
-			}
-		}
-		return false
-	}
+	inPath := func(d string) bool { return slices.Contains(f.sp.Python, d) }
+	isSite := func(d string) bool { return slices.Contains(f.sp.Site, d) }
 	if strings.HasSuffix(base, ".pth") && (isSite(dir) || inPath(dir)) {
 		return Neutralised{Path: p, Rule: "hook", Detail: "a .pth file in a site directory (run by the interpreter at startup)"}, true
 	}
@@ -434,7 +395,7 @@ func (f *trustFilter) python(p string, e bundle.Entry, dir, base string) (Neutra
 	if mod == "sitecustomize" || mod == "usercustomize" {
 		return Neutralised{Path: p, Rule: "hook", Detail: "a module the interpreter imports at startup"}, true
 	}
-	for _, o := range append(append([]string(nil), f.sp.Python...), f.sp.Site...) {
+	for _, o := range slices.Concat(f.sp.Python, f.sp.Site) {
 		if o != dir && f.imageHas(o, mod, true) {
 			return Neutralised{Path: p, Rule: "shadowed", Detail: fmt.Sprintf("shadows the image's module %q in %s on the module search path", mod, o)}, true
 		}
@@ -526,17 +487,10 @@ func (f *trustFilter) link(p, target string, carried map[string]bundle.Entry) (N
 	if !ok {
 		return Neutralised{Path: p, Rule: "link", Detail: "a link to " + target + " that does not resolve within 40 links"}, true
 	}
-	for _, v := range append(verifierOwned, "/root", "/home") {
-		if under(final, v) && !(v == "/home" && final == "/home") {
-			if v == "/home" || v == "/root" {
-				// A link to the agent's own files in a home directory is
-				// no attack on the verifier's; a link to a dot-entry is.
-				if !homeDot(final) {
-					continue
-				}
-			}
-			return Neutralised{Path: p, Rule: "link", Detail: fmt.Sprintf("a link to %s, which resolves into %s", target, final)}, true
-		}
+	// A link to the agent's own files in a home directory is no attack on
+	// the verifier's; a link to a dot-entry is.
+	if homeDot(final) || slices.ContainsFunc(verifierOwned, func(v string) bool { return under(final, v) }) {
+		return Neutralised{Path: p, Rule: "link", Detail: fmt.Sprintf("a link to %s, which resolves into %s", target, final)}, true
 	}
 	return Neutralised{}, false
 }

@@ -130,6 +130,13 @@ func SystemPath(p string) bool {
 	return false
 }
 
+// homeDot reports whether p is a home directory's dot-entry or below one.
+func homeDot(p string) bool {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	return parts[0] == "root" && len(parts) > 1 && strings.HasPrefix(parts[1], ".") ||
+		parts[0] == "home" && len(parts) > 2 && strings.HasPrefix(parts[2], ".")
+}
+
 // WorkPath reports whether the absolute path p is carried as the agent's
 // work for a sandbox whose workdir is workdir (the rule above).
 func WorkPath(p, workdir string) bool {
@@ -137,12 +144,7 @@ func WorkPath(p, workdir string) bool {
 	if !path.IsAbs(p) || p == "/" || SystemPath(p) {
 		return false
 	}
-	// Dot-entries at the top of a home directory configure the tools.
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	if parts[0] == "root" && len(parts) > 1 && strings.HasPrefix(parts[1], ".") {
-		return false
-	}
-	if parts[0] == "home" && len(parts) > 2 && strings.HasPrefix(parts[2], ".") {
+	if homeDot(p) { // dot-entries at the top of a home directory configure the tools
 		return false
 	}
 	roots := WorkRoots
@@ -236,12 +238,11 @@ func (w *WorkReader) Add(p string) error {
 		}
 		e.Kind = bundle.KindDir
 	case unix.S_IFLNK:
-		buf := make([]byte, 4096)
-		n, err := unix.Readlinkat(parent, base, buf)
+		target, err := readLinkAt(parent, base)
 		if err != nil {
 			return fmt.Errorf("work: readlink %s: %w", p, err)
 		}
-		e.Kind, e.Linkname = bundle.KindSymlink, string(buf[:n])
+		e.Kind, e.Linkname = bundle.KindSymlink, target
 	case unix.S_IFREG:
 		if st.Size > MaxWorkBytes-w.bytes {
 			return &WorkTooLargeError{Entries: int64(len(w.work.Entries)), Bytes: w.bytes + st.Size}
@@ -530,4 +531,15 @@ func CheckWork(b Backend) error {
 		return wb.CollectsWork()
 	}
 	return ErrWorkUnsupported
+}
+
+// readLinkAt is the target of the symlink name below dirfd ("" with an
+// O_PATH descriptor of the link itself).
+func readLinkAt(dirfd int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dirfd, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
 }

@@ -58,25 +58,16 @@ EVAL_EVERY=${EVAL_EVERY:-3}
 TEMPERATURE=${TEMPERATURE:-1}
 MAX_TOKENS=${MAX_TOKENS:-320}
 MAX_TURNS=${MAX_TURNS:-4}
-HELDOUT_VARIANTS=${HELDOUT_VARIANTS:-grep_count/v2,sort_unique/v2,csv_sum/v2,word_count/v2,rename_files/v2,top_words/v2,count_files/v2,case_convert/v2}
 BIN=${BIN:-bin/otcurate}
 TINYLM=integrations/tinylm
 export PYTHONPATH="$PWD/$TINYLM${PYTHONPATH:+:$PYTHONPATH}"
 "$PY" -c 'import torch' 2>/dev/null || { echo "$PY cannot import torch: run make setup (python3-torch)" >&2; exit 1; }
 make -s build >/dev/null
-mkdir -p "$OUT/splits"
-exec 9>"$OUT/.lock"
-flock -n 9 || { echo "another neural-recipe.sh is using $OUT" >&2; exit 1; }
+. scripts/splits.sh
+lock_out neural-recipe.sh
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 say() { echo "$(date -u +%T) $*"; }
 
-gen() { # NAME SEED N FLAGS...
-	local name=$1 seed=$2 n=$3
-	shift 3
-	rm -rf "$OUT/splits/$name"
-	"$BIN" gen-pool -n "$n" --kata-share -1 --rates none --seed "$seed" --prefix "$name" "$@" \
-		--dir "$OUT/splits/$name" --labels "$OUT/splits/$name.labels.jsonl" --log-level warn >/dev/null
-}
 if has splits; then
 	say "splits"
 	gen sft 111 "$N_SFT" --balanced --phrasings 1 --exclude-variants "$HELDOUT_VARIANTS"

@@ -53,24 +53,11 @@ EVAL_EVERY=${EVAL_EVERY:-6}
 K=${K:-8}
 B=${B:-8}
 N_TRAIN=${N_TRAIN:-96}
-# Held out by whole variant: variant 2 of every other template (fixed before
-# any measurement; see `go doc poolgen.ShellVariantIDs` for the list).
-HELDOUT_VARIANTS=${HELDOUT_VARIANTS:-grep_count/v2,sort_unique/v2,csv_sum/v2,word_count/v2,rename_files/v2,top_words/v2,count_files/v2,case_convert/v2}
 BIN=${BIN:-bin/otcurate}
 make -s build >/dev/null # always: a stale binary lacks flags the script passes
-mkdir -p "$OUT/splits"
-# One script per OUT: a second one would regenerate the splits and clear the
-# run directories under the first one's runs.
-exec 9>"$OUT/.lock"
-flock -n 9 || { echo "another proof-of-learning.sh is using $OUT" >&2; exit 1; }
+. scripts/splits.sh
+lock_out proof-of-learning.sh
 
-gen() { # NAME SEED N FLAGS...
-	local name=$1 seed=$2 n=$3
-	shift 3
-	rm -rf "$OUT/splits/$name"
-	"$BIN" gen-pool -n "$n" --kata-share -1 --rates none --seed "$seed" --prefix "$name" "$@" \
-		--dir "$OUT/splits/$name" --labels "$OUT/splits/$name.labels.jsonl" --log-level warn >/dev/null
-}
 gen train 101 "$N_TRAIN" --balanced --phrasings 1 --exclude-variants "$HELDOUT_VARIANTS"
 gen val 202 52 --balanced --phrasings 1 --exclude-variants "$HELDOUT_VARIANTS"
 gen test-id 303 52 --balanced --phrasings 1 --exclude-variants "$HELDOUT_VARIANTS"

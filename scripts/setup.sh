@@ -8,6 +8,26 @@ cd "$(dirname "$0")/.."
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
+# install_missing WHY CONSEQUENCE PACKAGE...: apt-get installs the Debian
+# packages that are not installed yet (updating the lists once if the
+# install fails); without root or apt-get, says what will fail.
+install_missing() {
+	local why=$1 consequence=$2 missing=() p
+	shift 2
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ "${#missing[@]}" -gt 0 ] || return 0
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		log "installing ${missing[*]} ($why)"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+			{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+	else
+		log "note: ${missing[*]} missing and cannot be installed here: $consequence"
+	fi
+}
+
 if ! command -v go >/dev/null 2>&1; then
 	if [ -x /usr/local/go/bin/go ]; then
 		export PATH="/usr/local/go/bin:$PATH"
@@ -40,40 +60,14 @@ fi
 # util-linux's nsenter and setpriv.
 FAKE_HOST_PACKAGES=(bash coreutils procps util-linux python3 python3-pip python3-pytest python3-venv
 	python-is-python3 ca-certificates tmux)
-missing=()
-for p in "${FAKE_HOST_PACKAGES[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		log "installing ${missing[*]} (the fake sandbox backend's host programs)"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-			{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
-	else
-		log "note: ${missing[*]} missing and cannot be installed here: fast-tier tests on the fake backend may fail"
-	fi
-fi
+install_missing "the fake sandbox backend's host programs" "fast-tier tests on the fake backend may fail" "${FAKE_HOST_PACKAGES[@]}"
 
 # The reference policy model (integrations/tinylm: a small transformer
 # trained from scratch, served over the OpenAI protocol) runs on Debian's
 # PyTorch under /usr/bin/python3; OpenBLAS makes its matmuls ~14x faster
 # than the reference BLAS Debian's torch falls back to.
 TORCH_PACKAGES=(python3-torch python3-numpy libopenblas0-pthread)
-missing=()
-for p in "${TORCH_PACKAGES[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		log "installing ${missing[*]} (the reference policy model, integrations/tinylm)"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-			{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
-	else
-		log "note: ${missing[*]} missing and cannot be installed here: the neural policy's tests will fail"
-	fi
-fi
+install_missing "the reference policy model, integrations/tinylm" "the neural policy's tests will fail" "${TORCH_PACKAGES[@]}"
 
 # Only the modules the packages and tests import (not every platform's
 # DuckDB library that go.sum mentions).

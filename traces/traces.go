@@ -157,7 +157,8 @@ type rowWriter interface {
 
 func newRowWriter(f *os.File, name string) rowWriter {
 	if strings.HasSuffix(name, ".jsonl") {
-		return &jsonlWriter{buf: bufio.NewWriter(f)}
+		buf := bufio.NewWriter(f)
+		return &jsonlWriter{buf: buf, enc: json.NewEncoder(buf)}
 	}
 	return parquetWriter{parquet.NewGenericWriter[Row](f, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
 		parquet.MaxRowsPerRowGroup(1000), parquet.CreatedBy("otcurate", "0.1.0", "dev"))}
@@ -168,12 +169,14 @@ type parquetWriter struct{ w *parquet.GenericWriter[Row] }
 func (p parquetWriter) Write(rows []Row) error { _, err := p.w.Write(rows); return err }
 func (p parquetWriter) Close() error           { return p.w.Close() }
 
-type jsonlWriter struct{ buf *bufio.Writer }
+type jsonlWriter struct {
+	buf *bufio.Writer
+	enc *json.Encoder
+}
 
 func (j *jsonlWriter) Write(rows []Row) error {
-	enc := json.NewEncoder(j.buf)
 	for i := range rows {
-		if err := enc.Encode(&rows[i]); err != nil {
+		if err := j.enc.Encode(&rows[i]); err != nil {
 			return fmt.Errorf("trajectory %s: %w", rows[i].Episode, err)
 		}
 	}

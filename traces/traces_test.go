@@ -55,24 +55,32 @@ func task(t *testing.T, word string) []byte {
 	return buf.Bytes()
 }
 
-// TestExportReadsBackInDuckDB exports the solved trajectories of three
-// tasks (one unsolvable) and reads the SFT file back with DuckDB.
-func TestExportReadsBackInDuckDB(t *testing.T) {
-	d, runID := sandboxtest.Backend(t, "test-traces-")
-	dir := t.TempDir()
-	name := filepath.Join(dir, "tasks.parquet")
+// export runs the teacher over a pool of three tasks (alpha, never,
+// gamma; with broken, a row that is not a gzip) and writes out.
+func export(t *testing.T, d sandbox.Backend, runID, out string, broken bool) (traces.Stats, error) {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "tasks.parquet")
 	w, _ := pool.Create(name, pool.WriterOptions{})
 	for _, word := range []string{"alpha", "never", "gamma"} {
 		w.Write("t-"+word, task(t, word))
 	}
-	w.Write("t-broken", []byte("not a gzip"))
+	if broken {
+		w.Write("t-broken", []byte("not a gzip"))
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	src, _ := pool.Open(name)
-	out := filepath.Join(dir, "sft.parquet")
-	st, err := traces.Export(context.Background(), traces.Options{Source: src, Runner: &trial.Runner{Backend: d}, Policy: teacher{},
+	return traces.Export(context.Background(), traces.Options{Source: src, Runner: &trial.Runner{Backend: d}, Policy: teacher{},
 		Labels: map[string]string{sandbox.LabelRun: runID}, Output: out, Attempts: 2, Harness: agent.Config{MaxTurns: 4}})
+}
+
+// TestExportReadsBackInDuckDB exports the solved trajectories of three
+// tasks (one unsolvable) and reads the SFT file back with DuckDB.
+func TestExportReadsBackInDuckDB(t *testing.T) {
+	d, runID := sandboxtest.Backend(t, "test-traces-")
+	out := filepath.Join(t.TempDir(), "sft.parquet")
+	st, err := export(t, d, runID, out, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,19 +123,8 @@ func TestExportReadsBackInDuckDB(t *testing.T) {
 // agree with DuckDB's reading of the parquet export of the same run.
 func TestExportJSONL(t *testing.T) {
 	d, runID := sandboxtest.Backend(t, "test-traces-")
-	dir := t.TempDir()
-	name := filepath.Join(dir, "tasks.parquet")
-	w, _ := pool.Create(name, pool.WriterOptions{})
-	for _, word := range []string{"alpha", "never", "gamma"} {
-		w.Write("t-"+word, task(t, word))
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	src, _ := pool.Open(name)
-	out := filepath.Join(dir, "sft.jsonl")
-	st, err := traces.Export(context.Background(), traces.Options{Source: src, Runner: &trial.Runner{Backend: d}, Policy: teacher{},
-		Labels: map[string]string{sandbox.LabelRun: runID}, Output: out, Attempts: 2, Harness: agent.Config{MaxTurns: 4}})
+	out := filepath.Join(t.TempDir(), "sft.jsonl")
+	st, err := export(t, d, runID, out, false)
 	if err != nil {
 		t.Fatal(err)
 	}

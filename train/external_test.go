@@ -101,17 +101,27 @@ func (v *vllm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func okTask(t *testing.T) pool.Source {
+	return taskPool(t, "version = \"1.0\"\n",
+		"#!/bin/bash\n[ \"$(cat /app/out.txt)\" = ok ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+		"write-ok", "write-ok-2")
+}
+
+// taskPool is a pool of copies of one task ("write ok to /app/out.txt",
+// with taskToml and testSh), under names.
+func taskPool(t *testing.T, taskToml, testSh string, names ...string) pool.Source {
+	t.Helper()
 	var buf bytes.Buffer
 	bundle.Encode(&buf, []bundle.Entry{
 		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("Write ok to /app/out.txt.\n")},
-		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("version = \"1.0\"\n")},
+		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte(taskToml)},
 		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("FROM debian:bookworm\nWORKDIR /app\n")},
-		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte("#!/bin/bash\n[ \"$(cat /app/out.txt)\" = ok ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n")},
+		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte(testSh)},
 	})
-	name := filepath.Join(t.TempDir(), "ok.parquet")
+	name := filepath.Join(t.TempDir(), "tasks.parquet")
 	w, _ := pool.Create(name, pool.WriterOptions{})
-	w.Write("write-ok", buf.Bytes())
-	w.Write("write-ok-2", buf.Bytes())
+	for _, n := range names {
+		w.Write(n, buf.Bytes())
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +141,7 @@ func TestExternalLearnerHandshake(t *testing.T) {
 	srv := &vllm{models: map[string]int{}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	client, err := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "base", MaxRetries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := baseClient(t, hs.URL)
 	dir := t.TempDir()
 	learnerDir := filepath.Join(dir, "learner")
 
@@ -190,11 +197,7 @@ func TestExternalLearnerHandshake(t *testing.T) {
 		}
 	}()
 
-	metrics, err := train.Run(ctx, train.Options{Data: okTask(t), Runner: &trial.Runner{Backend: d},
-		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: client,
-		Learner:   &train.External{Dir: learnerDir, Policy: client, Model: "base", Timeout: time.Minute, Poll: 20 * time.Millisecond},
-		Harness:   agent.Config{MaxTurns: 4, Rollout: true, Sampling: policy.Sampling{Temperature: 1}},
-		GroupSize: 4, BatchTasks: 2, Steps: 2, Seed: 1, Workers: 4, RunDir: filepath.Join(dir, "run"), Fingerprint: "ext"})
+	metrics, err := trainExternal(ctx, t, d, runID, client, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,6 +231,26 @@ func TestExternalLearnerHandshake(t *testing.T) {
 	}
 }
 
+// baseClient is an OpenAI client of the server at url, serving "base".
+func baseClient(t *testing.T, url string) *openai.Client {
+	t.Helper()
+	client, err := openai.New(openai.Config{BaseURL: url + "/v1", Model: "base", MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// trainExternal trains client for two steps on okTask with the external
+// learner in dir/learner.
+func trainExternal(ctx context.Context, t *testing.T, d sandbox.Backend, runID string, client *openai.Client, dir string) ([]train.Metrics, error) {
+	return train.Run(ctx, train.Options{Data: okTask(t), Runner: &trial.Runner{Backend: d},
+		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: client,
+		Learner:   &train.External{Dir: filepath.Join(dir, "learner"), Policy: client, Model: "base", Timeout: time.Minute, Poll: 20 * time.Millisecond},
+		Harness:   agent.Config{MaxTurns: 4, Rollout: true, Sampling: policy.Sampling{Temperature: 1}},
+		GroupSize: 4, BatchTasks: 2, Steps: 2, Seed: 1, Workers: 4, RunDir: filepath.Join(dir, "run"), Fingerprint: "ext"})
+}
+
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -247,17 +270,10 @@ func TestExternalLearnerNeedsTokenIDs(t *testing.T) {
 	d, runID := sandboxtest.Backend(t, "test-train-")
 	hs := httptest.NewServer(&vllm{models: map[string]int{}, noTokenIDs: true})
 	defer hs.Close()
-	client, err := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "base", MaxRetries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := baseClient(t, hs.URL)
 	dir := t.TempDir()
 	learnerDir := filepath.Join(dir, "learner")
-	_, err = train.Run(context.Background(), train.Options{Data: okTask(t), Runner: &trial.Runner{Backend: d},
-		Labels: map[string]string{sandbox.LabelRun: runID}, Policy: client,
-		Learner:   &train.External{Dir: learnerDir, Policy: client, Model: "base", Timeout: time.Minute, Poll: 20 * time.Millisecond},
-		Harness:   agent.Config{MaxTurns: 4, Rollout: true, Sampling: policy.Sampling{Temperature: 1}},
-		GroupSize: 4, BatchTasks: 2, Steps: 2, Seed: 1, Workers: 4, RunDir: filepath.Join(dir, "run"), Fingerprint: "ext"})
+	_, err := trainExternal(context.Background(), t, d, runID, client, dir)
 	if !errors.Is(err, train.ErrNoTokenIDs) || !strings.Contains(err.Error(), "step 1") {
 		t.Fatalf("train with a server returning no token ids: %v, want %v at step 1", err, train.ErrNoTokenIDs)
 	}

@@ -2,7 +2,6 @@ package train_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/otcurate/otcurate/agent"
-	"github.com/otcurate/otcurate/bundle"
 	"github.com/otcurate/otcurate/policy"
 	"github.com/otcurate/otcurate/policy/openai"
 	"github.com/otcurate/otcurate/pool"
@@ -125,22 +123,8 @@ func serveTinyLM(t *testing.T, py, checkpoint, name string) string {
 // model never solves anything, and the plumbing test needs groups with
 // reward variance (non-zero advantages) all the same.
 func coinTask(t *testing.T) pool.Source {
-	var buf bytes.Buffer
-	bundle.Encode(&buf, []bundle.Entry{
-		{Name: "instruction.md", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("Write ok to /app/out.txt.\n")},
-		{Name: "task.toml", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("version = \"1.0\"\n[agent]\ntimeout_sec = 120\n")},
-		{Name: "environment/Dockerfile", Kind: bundle.KindFile, Mode: 0o644, Data: []byte("FROM debian:bookworm\nWORKDIR /app\n")},
-		{Name: "tests/test.sh", Kind: bundle.KindFile, Mode: 0o755, Data: []byte("#!/bin/bash\necho $(( $(od -An -N1 -tu1 /dev/urandom) % 2 )) > /logs/verifier/reward.txt\n")},
-	})
-	name := filepath.Join(t.TempDir(), "coin.parquet")
-	w, _ := pool.Create(name, pool.WriterOptions{})
-	w.Write("coin-a", buf.Bytes())
-	w.Write("coin-b", buf.Bytes())
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	src, _ := pool.Open(name)
-	return src
+	return taskPool(t, "version = \"1.0\"\n[agent]\ntimeout_sec = 120\n",
+		"#!/bin/bash\necho $(( $(od -An -N1 -tu1 /dev/urandom) % 2 )) > /logs/verifier/reward.txt\n", "coin-a", "coin-b")
 }
 
 // readJSONL reads a file of JSON objects, one per line.

@@ -273,17 +273,13 @@ func (r *Runner) agentTimeout(sec float64) float64 {
 // (earlier ledgers stay valid).
 func (r *Runner) SettingsKey() string {
 	if r == nil {
-		return " verifier-sandbox=fresh"
+		return " verifier-sandbox=" + string(VerifierFresh)
 	}
-	key := ""
-	switch r.VerifierSandbox {
-	case VerifierSeparate:
-		key += " verifier-sandbox=separate"
-	case VerifierShared:
-		key += " verifier-sandbox=shared"
-	default:
-		key += " verifier-sandbox=fresh"
+	mode := r.VerifierSandbox
+	if mode == "" {
+		mode = VerifierFresh
 	}
+	key := " verifier-sandbox=" + string(mode)
 	if r.AllowNetwork {
 		key += " network=allowed"
 	}
@@ -661,24 +657,9 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 		}
 		return nil, nil, nil, nil, stopped, &verifierStartError{err}
 	}
-	if o.VerifierSandbox != VerifierSeparate {
-		if work, neutralised, err = r.trust(ctx, t, fresh, work); err != nil {
-			_ = fresh.Stop(context.WithoutCancel(ctx))
-			return nil, nil, nil, nil, stopped, err
-		}
-	}
-	if err := sandbox.ApplyWork(ctx, fresh, work); err != nil {
+	if work, neutralised, err = r.carry(ctx, t, o, fresh, work); err != nil {
 		_ = fresh.Stop(context.WithoutCancel(ctx))
 		return nil, nil, nil, nil, stopped, err
-	}
-	if o.VerifierSandbox != VerifierSeparate && touchesLibraries(work) {
-		// The loader's cache is the image's (rule 1); libraries the agent
-		// installed are indexed by the image's own ldconfig and its own
-		// configuration.
-		if _, err := fresh.Exec(ctx, sandbox.ExecRequest{Cmd: "command -v ldconfig >/dev/null 2>&1 && ldconfig 2>/dev/null; true", User: "root", Timeout: time.Minute}); err != nil {
-			_ = fresh.Stop(context.WithoutCancel(ctx))
-			return nil, nil, nil, nil, stopped, err
-		}
 	}
 	if n := len(work.Skipped); n > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d changed path(s) not carried to the verifier sandbox, e.g. %s", n, work.Skipped[0]))
@@ -687,6 +668,28 @@ func (r *Runner) separate(ctx context.Context, t *Task, o Options, sb sandbox.Sa
 		warnings = append(warnings, fmt.Sprintf("tampered: %d change(s) of the agent's touch the verifier's trust base and were not carried, e.g. %s", n, neutralised[0]))
 	}
 	return fresh, nil, warnings, neutralised, stopped, nil
+}
+
+// carry judges the agent's changes under the trust rule (fresh mode) and
+// applies what passes to fresh, re-indexing carried libraries with the
+// image's own ldconfig: the loader's cache is the image's (rule 1).
+func (r *Runner) carry(ctx context.Context, t *Task, o Options, fresh sandbox.Sandbox, work sandbox.Work) (sandbox.Work, []sandbox.Neutralised, error) {
+	var neutralised []sandbox.Neutralised
+	if o.VerifierSandbox != VerifierSeparate {
+		var err error
+		if work, neutralised, err = r.trust(ctx, t, fresh, work); err != nil {
+			return work, nil, err
+		}
+	}
+	if err := sandbox.ApplyWork(ctx, fresh, work); err != nil {
+		return work, nil, err
+	}
+	if o.VerifierSandbox != VerifierSeparate && touchesLibraries(work) {
+		if _, err := fresh.Exec(ctx, sandbox.ExecRequest{Cmd: "command -v ldconfig >/dev/null 2>&1 && ldconfig 2>/dev/null; true", User: "root", Timeout: time.Minute}); err != nil {
+			return work, nil, err
+		}
+	}
+	return work, neutralised, nil
 }
 
 // verifierStartError is a failure to start the verifier's sandbox. That
@@ -777,7 +780,7 @@ func (r *Runner) trust(ctx context.Context, t *Task, fresh sandbox.Sandbox, work
 	if err != nil {
 		return work, nil, fmt.Errorf("open the verifier sandbox's root: %w", err)
 	}
-	defer unixClose(root)
+	defer syscall.Close(root)
 	return sandbox.TrustFilter(root, work, sp)
 }
 
@@ -1170,5 +1173,3 @@ func (r *Runner) probe(ctx context.Context, t *Task, o Options) (Result, error) 
 	res.Durations.Verify = 0
 	return res, nil
 }
-
-func unixClose(fd int) { _ = syscall.Close(fd) }

@@ -38,9 +38,10 @@ type procInfo struct {
 	procID
 	ppid  int
 	state byte
+	flags uint64 // the kernel's task flags (PF_*)
 }
 
-// readProc reads a process's start time, parent and state from
+// readProc reads a process's start time, parent, state and flags from
 // /proc/PID/stat.
 func readProc(pid int) (procInfo, bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -64,7 +65,11 @@ func readProc(pid int) (procInfo, bool) {
 	if err != nil {
 		return procInfo{}, false
 	}
-	return procInfo{procID: procID{pid, start}, ppid: ppid, state: f[0][0]}, true
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return procInfo{}, false
+	}
+	return procInfo{procID: procID{pid, start}, ppid: ppid, state: f[0][0], flags: flags}, true
 }
 
 // nsID identifies a namespace (the nsfs inode).
@@ -120,23 +125,11 @@ func signalProc(p procID, sig unix.Signal) {
 // A process the agent just killed with kill -9 is in that state for a
 // moment after kill(2) returns, before it becomes a zombie.
 func dying(p procID) bool {
-	if dead(p) {
+	q, ok := readProc(p.pid)
+	if gone(p, q, ok) || q.flags&pfExiting != 0 {
 		return true
 	}
-	dir := "/proc/" + strconv.Itoa(p.pid)
-	data, err := os.ReadFile(dir + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(data)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		if f := strings.Fields(s[i+1:]); len(f) > 6 {
-			if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfExiting != 0 {
-				return true
-			}
-		}
-	}
-	status, err := os.ReadFile(dir + "/status")
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/status")
 	if err != nil {
 		return true
 	}
@@ -159,6 +152,11 @@ const pfExiting = 0x4
 // dead reports whether a process is gone or a zombie.
 func dead(p procID) bool {
 	q, ok := readProc(p.pid)
+	return gone(p, q, ok)
+}
+
+// gone reports whether q (read by readProc, ok) shows p gone or a zombie.
+func gone(p procID, q procInfo, ok bool) bool {
 	return !ok || q.start != p.start || q.state == 'Z' || q.state == 'X'
 }
 
