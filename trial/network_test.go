@@ -2,8 +2,12 @@ package trial_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/otcurate/otcurate/sandbox"
@@ -128,4 +132,55 @@ func TestAllowNetworkTemplateVerifierAttack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("shared mode (the documented gap): %s reward %v", res[0].Outcome, deref(res[0].Reward))
+}
+
+// TestAgentCannotReachTheModelServer: the policy's server (vLLM, tinylm)
+// listens on the host's loopback, and its /v1/load_lora_adapter swaps the
+// weights the trainer samples from. An agent that could reach it from its
+// sandbox would steer its own training. Offline it cannot; with the
+// network (Docker's bridge) its 127.0.0.1 is its own and the host's
+// gateway address reaches no loopback listener. A control runs the same
+// probe against a server the agent starts in its own sandbox, so a probe
+// that cannot reach anything fails the test. (The fake backend shares
+// this host's network when a task has the network and is not built with
+// PrivateNetwork: it isolates nothing, and that case is not run there.)
+func TestAgentCannotReachTheModelServer(t *testing.T) {
+	sandboxtest.Parallel(t)
+	d, runID := sandboxtest.Backend(t, "test-trial-modelsrv-")
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("Success: LoRA adapter loaded"))
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	// Any HTTP answer counts as reached (http.server answers a POST 501).
+	probe := "for h in 127.0.0.1 localhost 172.17.0.1 host.docker.internal; do\n" +
+		"python3 -c \"import urllib.request,urllib.error,sys\ntry: urllib.request.urlopen('http://'+sys.argv[1]+':" + port +
+		"/v1/load_lora_adapter', data=b'{}', timeout=3)\nexcept urllib.error.HTTPError: pass\" $h 2>/dev/null && echo $h >> /app/reached\ndone\ntrue\n"
+	test := "#!/bin/bash\n[ -s /app/reached ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+	attack := synthetic(t, "reach-model-server", quickToml, test, "#!/bin/bash\n"+probe)
+	control := synthetic(t, "reach-own-server", quickToml, test,
+		"#!/bin/bash\n(cd /tmp && python3 -m http.server "+port+" --bind 127.0.0.1 >/dev/null 2>&1 &)\nsleep 2\n"+probe)
+	for _, allow := range []bool{false, true} {
+		if allow && os.Getenv("OTCURATE_SANDBOX") != "docker" {
+			continue
+		}
+		r := &trial.Runner{Backend: d, AllowNetwork: allow}
+		for _, c := range []struct {
+			task *trial.Task
+			want float64
+		}{{control, 1}, {attack, 0}} {
+			res, err := r.Run(context.Background(), c.task, trial.Options{Agent: trial.Oracle, Labels: map[string]string{sandbox.LabelRun: runID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[0].Outcome != trial.Scored || res[0].Reward == nil || *res[0].Reward != c.want {
+				t.Errorf("network %v, %s: %s reward %v (%s), want %g", allow, c.task.Path, res[0].Outcome, deref(res[0].Reward), res[0].Detail, c.want)
+			}
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the host's model server got %d requests from inside a sandbox", n)
+	}
 }
